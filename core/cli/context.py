@@ -1,0 +1,59 @@
+"""What a command needs, built lazily: config, home, the people store."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from tactful.core.memory.clock import now, zone
+from tactful.core.memory.handles import normalize_handle, normalize_platform
+from tactful.core.memory.home import Home, resolve_home
+from tactful.core.memory.settings import MemorySettings
+from tactful.core.memory.store import People
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from tactful.core.config.schema import Config
+
+
+@dataclass
+class Context:
+    home_arg: str | None = None
+    config_arg: str | None = None
+    debug: bool = False
+    environ: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    @cached_property
+    def config(self) -> Config:
+        from pathlib import Path
+
+        from tactful.core.config.loader import load_config
+
+        return load_config(Path(self.config_arg) if self.config_arg else None,
+                           environ=self.environ)
+
+    @cached_property
+    def settings(self) -> MemorySettings:
+        config = self.config
+        owners = set()
+        for owner in config.persona.owners:
+            platform, _, handle = owner.partition(":")
+            owners.add(f"{normalize_platform(platform)}/{normalize_handle(handle, platform)}")
+        return MemorySettings(tz=zone(config.persona.timezone),
+                              compact_after=config.memory.compact_after,
+                              keep_full=config.memory.keep_full,
+                              owners=frozenset(owners))
+
+    @cached_property
+    def home(self) -> Home:
+        return Home(resolve_home(self.home_arg, self.environ, self.config.memory.home))
+
+    @cached_property
+    def people(self) -> People:
+        return People(self.home, self.settings)
+
+    def now(self) -> datetime:
+        return now(self.settings.tz)

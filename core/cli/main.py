@@ -1,0 +1,170 @@
+"""`tactful`: parse, call, map errors to exit codes (SPEC §11, §12).
+
+Each command's module is imported only when that command runs, so `check` and `card` load
+memory and nothing else: no platform SDK, no plugin, no network library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from importlib import import_module
+from typing import NoReturn
+
+from tactful.core.errors import BadInput, TactfulError
+
+Handler = Callable[..., int]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise BadInput(f"{self.prog}: {message} (see `{self.prog} --help`)")
+
+
+def _globals() -> argparse.ArgumentParser:
+    # Accepted before or after the command; SUPPRESS keeps a later default from erasing an
+    # earlier value.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--home", metavar="DIR", default=argparse.SUPPRESS,
+                        help="the memory home (else $TACTFUL_HOME, memory.home, user data dir)")
+    common.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS,
+                        help="the YAML config (else $TACTFUL_CONFIG, ./tactful.yaml)")
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show the traceback of an internal error")
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _globals()
+    parser = _Parser(prog="tactful", parents=[common],
+                     description="Memory and manners for a persona on social platforms.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    def command(name: str, target: str, help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, parents=[common], help=help_text, description=help_text)
+        sub.set_defaults(target=target)
+        return sub
+
+    memory = "tactful.core.cli.memory_commands"
+    sub = command("check", f"{memory}:check",
+                  "may these accounts be touched? exit 3 do-not-engage, 4 memory unavailable")
+    sub.add_argument("platform")
+    sub.add_argument("handles", nargs="+", metavar="HANDLE")
+    sub.add_argument("--id", help="the account's stable platform id (one handle only)")
+
+    sub = command("card", f"{memory}:card", "the card to read before replying to someone")
+    sub.add_argument("platform")
+    sub.add_argument("handle")
+    sub.add_argument("--id", help="the account's stable platform id, if known")
+    sub.add_argument("--json", action="store_true", help="one JSON object")
+
+    sub = command("remember", f"{memory}:remember", "record one interaction")
+    sub.add_argument("platform")
+    sub.add_argument("handle")
+    sub.add_argument("--kind", required=True, metavar="K",
+                     help="reply, mention, quote, question, follow, like, dm, post or collab")
+    direction = sub.add_mutually_exclusive_group()
+    direction.add_argument("--inbound", dest="direction", action="store_const", const="inbound")
+    direction.add_argument("--outbound", dest="direction", action="store_const", const="outbound")
+    sub.add_argument("--they", metavar="T", help="a paraphrase of their side (≤ 300 characters)")
+    sub.add_argument("--me", metavar="T", help="what I said")
+    sub.add_argument("--link", metavar="URL")
+    sub.add_argument("--topic", metavar="T", action="append", default=[])
+    sub.add_argument("--open", metavar="T", action="append", default=[],
+                     help="something left open (repeatable)")
+    sub.add_argument("--thread", metavar="ID")
+    sub.add_argument("--at", metavar="ISO", help="when (default: now)")
+    sub.add_argument("--display-name", metavar="N")
+    sub.add_argument("--id", metavar="ID", help="their stable platform id")
+
+    sub = command("pin", f"{memory}:pin", "pin something they or I said")
+    sub.add_argument("platform")
+    sub.add_argument("handle")
+    sub.add_argument("text")
+    sub.add_argument("--by", required=True, choices=("them", "me"))
+
+    sub = command("unpin", f"{memory}:unpin", "remove pin N")
+    sub.add_argument("platform")
+    sub.add_argument("handle")
+    sub.add_argument("number", type=int, metavar="N")
+
+    sub = command("resolve", f"{memory}:resolve", "mark open thread N resolved (never erased)")
+    sub.add_argument("platform")
+    sub.add_argument("handle")
+    sub.add_argument("number", type=int, metavar="N")
+
+    sub = command("flag", f"{memory}:flag", "add a flag to a person")
+    sub.add_argument("platform")
+    sub.add_argument("handle")
+    sub.add_argument("name")
+    sub.add_argument("--reason", metavar="T")
+
+    sub = command("unflag", f"{memory}:unflag", "remove a flag")
+    sub.add_argument("platform")
+    sub.add_argument("handle")
+    sub.add_argument("name")
+
+    sub = command("dne", f"{memory}:dne", "turn do-not-engage on or off")
+    sub.add_argument("platform")
+    sub.add_argument("handle")
+    sub.add_argument("state", choices=("on", "off"))
+    sub.add_argument("--reason", metavar="T")
+
+    sub = command("set", f"{memory}:set_", "set fixed facts: kind, collaborator, name, id")
+    sub.add_argument("platform")
+    sub.add_argument("handle")
+    sub.add_argument("--kind", choices=("person", "owner", "bot", "brand"))
+    collab = sub.add_mutually_exclusive_group()
+    collab.add_argument("--collaborator", dest="collaborator", action="store_const", const=True)
+    collab.add_argument("--no-collaborator", dest="collaborator", action="store_const",
+                        const=False)
+    sub.add_argument("--display-name", metavar="N")
+    sub.add_argument("--id", metavar="ID")
+
+    sub = command("link", f"{memory}:link", "link two accounts as one person, with public proof")
+    sub.add_argument("first", metavar="PLATFORM:HANDLE")
+    sub.add_argument("second", metavar="PLATFORM:HANDLE")
+    sub.add_argument("--proof", required=True, metavar="URL")
+
+    sub = command("export", f"{memory}:export", "print everything held about one person")
+    sub.add_argument("platform")
+    sub.add_argument("handle")
+
+    sub = command("demo", "tactful.core.cli.demo:run",
+                  "a tour in a throwaway home: no credentials, no network")
+    sub.add_argument("--keep", action="store_true", help="keep the throwaway home and say where")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args_list
+    try:
+        args = build_parser().parse_args(args_list)
+        module_name, _, function = args.target.partition(":")
+        handler: Handler = getattr(import_module(module_name), function)
+        from tactful.core.cli.context import Context
+
+        context = Context(home_arg=getattr(args, "home", None),
+                          config_arg=getattr(args, "config", None), debug=debug)
+        return handler(context, args)
+    except TactfulError as exc:
+        print(f"tactful: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("tactful: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 — the one place a bug becomes exit 1
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        print(f"tactful: internal error ({type(exc).__name__}: {exc}); "
+              "rerun with --debug for the traceback and report it", file=sys.stderr)
+        return 1
+
+
+def entry() -> NoReturn:
+    sys.exit(main())

@@ -1,0 +1,237 @@
+"""The memory commands: check, card, remember, pin, unpin, resolve, flag, unflag, dne, set,
+link, export. Each parses its input into normalized names, calls memory, and prints one line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+
+from tactful.core.cli.context import Context
+from tactful.core.errors import BadInput
+from tactful.core.memory import card as cards
+from tactful.core.memory import check as checks
+from tactful.core.memory import linking, recording
+from tactful.core.memory.clock import parse_timestamp
+from tactful.core.memory.handles import (
+    BUILTIN_PLATFORMS,
+    normalize_handle,
+    normalize_id,
+    normalize_platform,
+    split_ref,
+)
+from tactful.core.memory.person import Person
+from tactful.core.memory.recording import Outcome
+
+
+def _target(args: argparse.Namespace) -> tuple[str, str]:
+    platform = normalize_platform(args.platform)
+    return platform, normalize_handle(args.handle, platform)
+
+
+def _report(person: Person, outcome: Outcome, verb: str) -> int:
+    parts = [f"{verb} {person.platform}/@{person.handle}"]
+    rung = person.relationship if person.kind == "person" else person.kind
+    parts.append(f"{rung}, {person.interaction_count()} entries")
+    if outcome.note:
+        parts.append(outcome.note)
+    if outcome.redacted:
+        parts.append("redacted: " + ", ".join(outcome.redacted))
+    if outcome.withheld:
+        parts.append(f"withheld: looks like instructions ({outcome.withheld}); "
+                     f"flagged {recording.INJECTION_FLAG}")
+    print(" — ".join(parts))
+    return 0
+
+
+def _change(context: Context, args: argparse.Namespace, verb: str,
+            mutate: Callable[[Person], Outcome], *, existing: bool = False) -> int:
+    platform, handle = _target(args)
+    if existing:
+        context.home.require_readable()
+        if context.people.load(platform, handle) is None:
+            raise BadInput(f"no file for {platform}/@{handle}; nothing to {verb}")
+    person, outcome = context.people.change(platform, handle, mutate)
+    return _report(person, outcome, verb)
+
+
+# ----------------------------------------------------------------------- reading
+
+def check(context: Context, args: argparse.Namespace) -> int:
+    platform = normalize_platform(args.platform)
+    handles = [normalize_handle(h, platform) for h in args.handles]
+    person_id = normalize_id(args.id) if args.id else None
+    if person_id and len(handles) != 1:
+        raise BadInput("--id names one account; give exactly one HANDLE with it")
+    context.home.require_readable()
+    verdicts = [checks.check(context.people, platform, h, person_id) for h in handles]
+    for verdict in verdicts:
+        print(verdict.line())
+    return checks.overall_exit(verdicts)
+
+
+def card(context: Context, args: argparse.Namespace) -> int:
+    platform, handle = _target(args)
+    person_id = normalize_id(args.id) if args.id else None
+    context.home.require_readable()
+    verdict = checks.check(context.people, platform, handle, person_id)
+    if verdict.status == checks.UNREADABLE:
+        print(f"tactful: {verdict.why}", file=sys.stderr)
+        return verdict.exit_code
+    tz = context.settings.tz
+    if args.json:
+        print(cards.render_json(cards.build(verdict, tz)))
+    else:
+        sys.stdout.write(cards.render_text(verdict, tz))
+    return verdict.exit_code
+
+
+def export(context: Context, args: argparse.Namespace) -> int:
+    platform, handle = _target(args)
+    context.home.require_readable()
+    person = context.people.load(platform, handle)
+    path = context.home.person_path(platform, handle)
+    events = _log_events(context, platform, handle)
+    if person is None and not events:
+        raise BadInput(f"nothing is held about {platform}/@{handle}")
+    print(f"# everything tactful holds about {platform}/@{handle}")
+    if person is not None:
+        print(f"## {path}")
+        sys.stdout.write(path.read_text(encoding="utf-8"))
+    print(f"## {context.home.engagement_log} ({len(events)} events)")
+    for event in events:
+        print(json.dumps(event, ensure_ascii=False))
+    return 0
+
+
+def _log_events(context: Context, platform: str, handle: str) -> list[dict[str, object]]:
+    path = context.home.engagement_log
+    found: list[dict[str, object]] = []
+    try:
+        with open(path, encoding="utf-8", errors="replace") as log:
+            for line in log:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(event, dict) or event.get("platform") != platform:
+                    continue
+                raw = event.get("handle")
+                try:
+                    same = isinstance(raw, str) and normalize_handle(raw, platform) == handle
+                except BadInput:
+                    same = False
+                if same:
+                    found.append(event)
+    except FileNotFoundError:
+        pass
+    return found
+
+
+# ----------------------------------------------------------------------- writing
+
+def remember(context: Context, args: argparse.Namespace) -> int:
+    tz = context.settings.tz
+    at = parse_timestamp(args.at, tz, what="--at") if args.at else context.now()
+    direction = args.direction or ("inbound" if args.they else "outbound")
+    person_id = normalize_id(args.id) if args.id else None
+    platform, handle = _target(args)
+
+    def mutate(person: Person) -> Outcome:
+        return recording.remember(
+            person, kind=args.kind, direction=direction, at=at, they=args.they, me=args.me,
+            link=args.link, topics=args.topic, open_items=args.open, thread=args.thread,
+            display_name=args.display_name, person_id=person_id)
+
+    person, outcome = context.people.change(platform, handle, mutate)
+    _auto_link(context, person)
+    return _report(person, outcome, "remembered")
+
+
+def _auto_link(context: Context, person: Person) -> None:
+    """Link to the same handle elsewhere when the display names match too (SPEC §6)."""
+    if not person.display_name:
+        return
+    for other_platform, other_handle in linking.candidates(person.platform, person.handle,
+                                                           BUILTIN_PLATFORMS):
+        other = context.people.load(other_platform, other_handle)
+        if other is None or not linking.same_name(person, other):
+            continue
+        reason = "same display name and handle"
+        at = context.now()
+        for source, target in ((person, other), (other, person)):
+            if any(a.ref == target.ref for a in source.aka):
+                continue
+            context.people.change(
+                source.platform, source.handle,
+                lambda p, ref=target.ref: Outcome(
+                    note="linked" if linking.add_link(p, ref, reason, at, None) else ""))
+
+
+def pin(context: Context, args: argparse.Namespace) -> int:
+    at = context.now()
+    return _change(context, args, "pinned",
+                   lambda p: recording.pin(p, args.text, args.by, at))
+
+
+def unpin(context: Context, args: argparse.Namespace) -> int:
+    return _change(context, args, "unpin", lambda p: recording.unpin(p, args.number),
+                   existing=True)
+
+
+def resolve(context: Context, args: argparse.Namespace) -> int:
+    at = context.now()
+    return _change(context, args, "resolve", lambda p: recording.resolve(p, args.number, at),
+                   existing=True)
+
+
+def flag(context: Context, args: argparse.Namespace) -> int:
+    at = context.now()
+    return _change(context, args, "flagged",
+                   lambda p: recording.flag(p, args.name, args.reason, at))
+
+
+def unflag(context: Context, args: argparse.Namespace) -> int:
+    return _change(context, args, "unflag", lambda p: recording.unflag(p, args.name),
+                   existing=True)
+
+
+def dne(context: Context, args: argparse.Namespace) -> int:
+    at = context.now()
+    on = args.state == "on"
+    return _change(context, args, "marked",
+                   lambda p: recording.do_not_engage(p, on, args.reason, at))
+
+
+def set_(context: Context, args: argparse.Namespace) -> int:
+    at = context.now()
+    person_id = normalize_id(args.id) if args.id else None
+    if args.kind is None and args.collaborator is None and args.display_name is None \
+            and person_id is None:
+        raise BadInput("set: nothing to set; give --kind, --collaborator, --display-name or --id")
+    return _change(context, args, "set", lambda p: recording.set_fields(
+        p, kind=args.kind, collaborator=args.collaborator, display_name=args.display_name,
+        person_id=person_id, at=at))
+
+
+def link(context: Context, args: argparse.Namespace) -> int:
+    first, second = split_ref(args.first), split_ref(args.second)
+    if first == second:
+        raise BadInput("link: both sides name the same account")
+    proof = linking.public_url(args.proof)
+    context.home.require_readable()
+    for platform, handle in (first, second):
+        person = context.people.load(platform, handle)
+        if person is None:
+            raise BadInput(f"link: no file for {platform}/@{handle}; remember them first")
+    at = context.now()
+    reason = f"linked by hand; proof: {proof}"
+    for (platform, handle), other in ((first, second), (second, first)):
+        ref = f"{other[0]}/{other[1]}"
+        context.people.change(platform, handle, lambda p, ref=ref: Outcome(
+            note="linked" if linking.add_link(p, ref, reason, at, proof) else "already linked"))
+    print(f"linked {first[0]}/@{first[1]} and {second[0]}/@{second[1]} — proof: {proof}")
+    return 0
+
+

@@ -1,0 +1,1 @@
+"""Configuration: one YAML file, validated with errors that name file, line and key."""

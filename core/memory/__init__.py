@@ -1,0 +1,1 @@
+"""Memory, the ground floor: person files, identity, privacy, the card. Imports no pipeline or SDK."""

@@ -1,0 +1,62 @@
+"""Atomic file writes and per-file locks: a crash or two writers never tear a file.
+
+A write goes to a temporary file in the same folder, is fsynced, and replaces the old file in
+one `os.replace`; a reader sees the old file or the new one, never half of either. Writers of
+the same file hold an exclusive `flock` on a lock file kept apart from the data, so a
+read-modify-write cycle of one process cannot lose the entry another just added.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+TEMP_PREFIX = ".tmp-"
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    folder = path.parent
+    fd, temp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{path.name}.", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    _fsync_folder(folder)
+
+
+def _fsync_folder(folder: Path) -> None:
+    # The rename itself is only durable once the folder's entry is on disk.
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def locked(lock_path: Path) -> Iterator[None]:
+    """Hold an exclusive lock for the duration; released by the kernel if the process dies."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)

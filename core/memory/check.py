@@ -1,0 +1,78 @@
+"""`check`: may this account be touched? (SPEC §8, §3)
+
+A person is do-not-engage when their own file says so, when another file carrying the same
+stable id says so (a renamed account), or when a file they are linked to as the same person
+(`aka`) says so. Memory that cannot be read is a refusal, never a pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tactful.core.errors import MemoryUnavailable
+from tactful.core.memory.handles import split_ref
+from tactful.core.memory.person import Person
+from tactful.core.memory.store import People
+
+KNOWN, STRANGER, DNE, UNREADABLE = "known", "stranger", "do-not-engage", "unreadable"
+EXIT_CODES = {KNOWN: 0, STRANGER: 0, DNE: 3, UNREADABLE: 4}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    platform: str
+    handle: str
+    status: str
+    why: str = ""
+    person: Person | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+    def line(self) -> str:
+        who = f"{self.platform}/@{self.handle}"
+        if self.status == DNE:
+            return f"{who}: DO_NOT_ENGAGE — {self.why}"
+        if self.status == UNREADABLE:
+            return f"{who}: REFUSED — memory unavailable: {self.why}"
+        if self.person is None:
+            return f"{who}: ok — stranger (no file)"
+        rung = self.person.kind if self.person.kind != "person" else self.person.relationship
+        return f"{who}: ok — {rung}"
+
+
+def check(people: People, platform: str, handle: str, person_id: str | None = None) -> Verdict:
+    try:
+        person = people.load(platform, handle)
+        if person is not None and person.do_not_engage:
+            return Verdict(platform, handle, DNE, person.dne_reason or "do_not_engage is set",
+                           person)
+        ids = {i for i in (person_id, person.id if person else None) if i is not None}
+        for stable_id in sorted(ids):
+            for other in people.same_id(platform, stable_id, besides=handle):
+                if other.do_not_engage:
+                    return Verdict(platform, handle, DNE,
+                                   f"same account id {stable_id} as @{other.handle}, "
+                                   "which is do-not-engage", person)
+        for link in person.aka if person else []:
+            other_platform, other_handle = split_ref(link.ref)
+            other = people.load(other_platform, other_handle)
+            if other is not None and other.do_not_engage:
+                return Verdict(platform, handle, DNE,
+                               f"linked as the same person to {link.ref}, which is "
+                               "do-not-engage", person)
+    except MemoryUnavailable as exc:
+        return Verdict(platform, handle, UNREADABLE, str(exc))
+    except Exception as exc:  # noqa: BLE001 — fail closed on anything unforeseen
+        return Verdict(platform, handle, UNREADABLE, f"{type(exc).__name__}: {exc}")
+    return Verdict(platform, handle, KNOWN if person else STRANGER, person=person)
+
+
+def overall_exit(verdicts: list[Verdict]) -> int:
+    """3 if anyone is do-not-engage (the hard stop wins), else 4 if any memory failed, else 0."""
+    codes = {v.exit_code for v in verdicts}
+    for code in (3, 4):
+        if code in codes:
+            return code
+    return 0

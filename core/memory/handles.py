@@ -1,0 +1,96 @@
+"""Handles and platforms: the only names that ever become paths under the home.
+
+A handle is normalized (one leading '@' dropped, lower-cased) and must then consist of
+a-z 0-9 . _ - only. Everything else is refused before anything is written, so no handle can
+name a path outside `people/<platform>/`, a hidden file, or an e-mail address.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tactful.core.errors import BadInput
+
+BUILTIN_PLATFORMS = ("x", "bluesky", "threads", "telegram")
+
+# Bluesky handles are domain names (at most 253 characters); nothing legitimate is longer.
+MAX_HANDLE_LENGTH = 253
+
+_ALLOWED = re.compile(r"[a-z0-9._-]+")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def _shown(raw: str) -> str:
+    """A handle as it may safely appear in a one-line message: escaped and cut short."""
+    text = raw if len(raw) <= 40 else raw[:40] + "…"
+    return repr(text)
+
+
+def normalize_platform(raw: str, known: tuple[str, ...] = BUILTIN_PLATFORMS) -> str:
+    platform = raw.strip().lower()
+    if platform not in known:
+        raise BadInput(
+            f"unknown platform {_shown(raw)}; use one of: {', '.join(known)}"
+        )
+    return platform
+
+
+def normalize_handle(raw: str, platform: str = "") -> str:
+    """Return the normalized handle or raise BadInput naming it."""
+    where = f"{platform}/" if platform else ""
+    if not raw:
+        raise BadInput(f"empty handle {where}''; give the account's handle, e.g. example_dev")
+    if len(raw) > MAX_HANDLE_LENGTH + 1:
+        raise BadInput(
+            f"handle {where}{_shown(raw)} is {len(raw)} characters long; "
+            f"a handle has at most {MAX_HANDLE_LENGTH}"
+        )
+    body = raw[1:] if raw.startswith("@") else raw
+    if _EMAIL.match(body) or "@" in body:
+        raise BadInput(
+            f"handle {where}{_shown(raw)} is an e-mail address, which is never a name; "
+            "use the person's platform handle"
+        )
+    handle = body.lower()
+    if not handle:
+        raise BadInput(f"empty handle {where}{_shown(raw)}; give the account's handle")
+    if len(handle) > MAX_HANDLE_LENGTH:
+        raise BadInput(
+            f"handle {where}{_shown(raw)} is {len(handle)} characters long; "
+            f"a handle has at most {MAX_HANDLE_LENGTH}"
+        )
+    if not _ALLOWED.fullmatch(handle):
+        bad = next(ch for ch in handle if not _ALLOWED.fullmatch(ch))
+        raise BadInput(
+            f"handle {where}{_shown(raw)} contains {bad!r}; "
+            "a handle may hold only a-z 0-9 . _ - (Telegram users without a username: their id)"
+        )
+    if handle.startswith((".", "-")) or handle.endswith(".") or ".." in handle:
+        raise BadInput(
+            f"handle {where}{_shown(raw)} starts or ends with '.' or '-', or holds '..'; "
+            "no real handle does"
+        )
+    return handle
+
+
+def split_ref(raw: str) -> tuple[str, str]:
+    """'x:example_dev' or 'x/example_dev' -> (platform, handle), both normalized."""
+    for sep in (":", "/"):
+        if sep in raw:
+            platform, _, handle = raw.partition(sep)
+            return normalize_platform(platform), normalize_handle(handle, platform)
+    raise BadInput(f"{_shown(raw)} names no platform; write PLATFORM:HANDLE, e.g. x:example_dev")
+
+
+_ID = re.compile(r"[A-Za-z0-9:._-]{1,128}")
+
+
+def normalize_id(raw: str) -> str:
+    """A platform's stable id (X user id, Bluesky DID, Threads or Telegram id), path-safe."""
+    value = raw.strip()
+    if not _ID.fullmatch(value) or value.startswith(".") or ".." in value:
+        raise BadInput(
+            f"id {_shown(raw)} is not a platform id; ids hold only letters, digits and : . _ - "
+            "(e.g. 1234567890 or did:plc:abc123)"
+        )
+    return value

@@ -1,0 +1,78 @@
+"""The memory home: one folder that holds everything a persona remembers (SPEC §2)."""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from tactful.core.errors import MemoryUnavailable
+
+
+def resolve_home(cli_home: str | None, environ: Mapping[str, str],
+                 config_home: Path | None) -> Path:
+    """--home, then $TACTFUL_HOME, then memory.home in the config, then the user data dir."""
+    if cli_home:
+        return Path(cli_home).expanduser()
+    if environ.get("TACTFUL_HOME"):
+        return Path(environ["TACTFUL_HOME"]).expanduser()
+    if config_home is not None:
+        return config_home
+    import platformdirs  # only here: most runs name their home
+
+    return Path(platformdirs.user_data_dir("tactful", appauthor=False))
+
+
+@dataclass(frozen=True)
+class Home:
+    root: Path
+
+    def people(self, platform: str) -> Path:
+        return self.root / "people" / platform
+
+    def person_path(self, platform: str, handle: str) -> Path:
+        return self.people(platform) / f"{handle}.md"
+
+    def person_lock(self, platform: str, handle: str) -> Path:
+        return self.root / ".locks" / "people" / platform / f"{handle}.lock"
+
+    def ids(self, platform: str) -> Path:
+        return self.root / ".ids" / platform
+
+    @property
+    def engagement_log(self) -> Path:
+        return self.root / "engagement.jsonl"
+
+    def require_readable(self) -> None:
+        """Fail closed when the home is missing: a wrong path must never read as 'no one known'."""
+        if not self.root.exists():
+            raise MemoryUnavailable(
+                f"memory home {self.root} does not exist; point --home or TACTFUL_HOME at it, "
+                "or record someone first with `tactful remember`"
+            )
+        if not self.root.is_dir():
+            raise MemoryUnavailable(f"memory home {self.root} is not a folder; fix --home")
+        if not os.access(self.root, os.R_OK | os.X_OK):
+            raise MemoryUnavailable(f"memory home {self.root} is not readable; fix its permissions")
+
+    def prepare_folder(self, folder: Path) -> None:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise unwritable(folder, exc) from exc
+
+
+def unwritable(path: Path, exc: OSError) -> MemoryUnavailable:
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        why = "read-only or not permitted"
+    elif exc.errno == errno.ENOSPC:
+        why = "the disk is full"
+    elif exc.errno in (errno.ENOTDIR, errno.EEXIST):
+        why = "a file stands where a folder should be"
+    else:
+        why = exc.strerror or str(exc)
+    return MemoryUnavailable(
+        f"cannot write {path}: {why}; nothing was changed — fix the home or choose another --home"
+    )

@@ -1,0 +1,69 @@
+"""Cautious `aka` links between accounts of one person (SPEC §6).
+
+Automatic only when display name and handle both match; by hand only with a public http(s) URL
+as proof. Every link records why it was made, on both files.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from datetime import datetime
+from urllib.parse import urlsplit
+
+from tactful.core.errors import BadInput
+from tactful.core.memory.person import Aka, Person
+
+_PRIVATE_SUFFIXES = (".local", ".localhost", ".internal", ".lan", ".home", ".corp", ".test",
+                     ".invalid", ".example")
+
+
+def public_url(raw: str) -> str:
+    value = raw.strip()
+    parts = urlsplit(value)
+    host = (parts.hostname or "").lower()
+    if parts.scheme not in ("http", "https") or not host or any(c.isspace() for c in value):
+        raise BadInput(f"--proof {raw[:80]!r} is not an http(s) URL; give the public page that "
+                       "shows the two accounts belong together")
+    if parts.username or parts.password:
+        raise BadInput("--proof must not carry a user name or password; give the public page")
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        address = None
+    if (address is not None and not address.is_global) or host == "localhost" \
+            or "." not in host or host.endswith(_PRIVATE_SUFFIXES):
+        raise BadInput(f"--proof host {host!r} is not public; a link needs a page anyone can see")
+    return value
+
+
+def comparable_handle(platform: str, handle: str) -> str:
+    if platform == "bluesky" and handle.endswith(".bsky.social"):
+        return handle[: -len(".bsky.social")]
+    return handle
+
+
+def same_name(a: Person, b: Person) -> bool:
+    if not a.display_name or not b.display_name:
+        return False
+    return (" ".join(a.display_name.casefold().split()) == " ".join(b.display_name.casefold().split())
+            and comparable_handle(a.platform, a.handle) == comparable_handle(b.platform, b.handle))
+
+
+def add_link(person: Person, ref: str, reason: str, at: datetime, proof: str | None) -> bool:
+    if ref == person.ref or any(a.ref == ref for a in person.aka):
+        return False
+    person.aka.append(Aka(ref=ref, reason=reason, at=at, proof=proof))
+    return True
+
+
+def candidates(platform: str, handle: str, platforms: tuple[str, ...]) -> list[tuple[str, str]]:
+    """Where the same person may have a file: same handle (Bluesky: with or without .bsky.social)."""
+    base = comparable_handle(platform, handle)
+    found = []
+    for other in platforms:
+        if other == platform:
+            continue
+        found.append((other, base))
+        if other == "bluesky":
+            found.append((other, f"{base}.bsky.social"))
+    return found

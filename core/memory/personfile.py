@@ -1,0 +1,389 @@
+"""Reading and writing a person file: Markdown with a YAML header (SPEC §4).
+
+The grammar of the body is tactful's own and parsed strictly: a line that fits nowhere is an
+error naming the file and line, and the file is then never overwritten. Header keys written by
+hand that tactful does not know are kept as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tactful.core.errors import PersonFileCorrupt
+from tactful.core.memory.clock import to_file
+from tactful.core.memory.person import (
+    ACCOUNT_KINDS,
+    DIRECTIONS,
+    ENTRY_KINDS,
+    LADDER,
+    Aka,
+    CompactEntry,
+    Entry,
+    Flag,
+    OpenItem,
+    Person,
+    Pin,
+)
+from tactful.core.memory.text import one_line
+
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+SEP = " · "
+PINNED = "## Pinned"
+EARLIER = "## Earlier, compacted"
+ENTRIES = "## Entries"
+
+_PIN = re.compile(r"^\d+\. (?P<text>.*) — (?P<by>they|I) said, (?P<on>\d{4}-\d{2}-\d{2})$")
+_RESOLVED = re.compile(r"^resolved (?P<at>\S+): (?P<text>.*)$")
+_HEADER_KEYS = (
+    "platform", "handle", "id", "display_name", "first_seen", "last_seen", "relationship",
+    "kind", "collaborator", "tone_notes", "tone_basis", "do_not_engage", "dne_reason", "flags",
+    "aka",
+)
+
+
+# --------------------------------------------------------------------------- writing
+
+def dumps(person: Person, tz: tzinfo) -> str:
+    header: dict[str, Any] = {"platform": person.platform, "handle": person.handle}
+    if person.id is not None:
+        header["id"] = person.id
+    if person.display_name is not None:
+        header["display_name"] = one_line(person.display_name)
+    if person.first_seen is not None:
+        header["first_seen"] = to_file(person.first_seen, tz)
+    if person.last_seen is not None:
+        header["last_seen"] = to_file(person.last_seen, tz)
+    header["relationship"] = person.relationship
+    header["kind"] = person.kind
+    if person.collaborator:
+        header["collaborator"] = True
+    header["tone_notes"] = one_line(person.tone_notes)
+    if person.tone_basis:
+        header["tone_basis"] = person.tone_basis
+    header["do_not_engage"] = person.do_not_engage
+    if person.dne_reason is not None:
+        header["dne_reason"] = one_line(person.dne_reason)
+    header["flags"] = [_flag_out(f, tz) for f in person.flags]
+    header["aka"] = [_aka_out(a, tz) for a in person.aka]
+    for key, value in person.extra.items():
+        if key not in header:
+            header[key] = value
+    out = ["---", yaml.dump(header, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+                            width=10_000, default_flow_style=False).rstrip("\n"), "---"]
+    out.append(PINNED)
+    for number, pin in enumerate(person.pins, 1):
+        who = "they" if pin.by == "them" else "I"
+        out.append(f"{number}. {one_line(pin.text)} — {who} said, {pin.on}")
+    if person.compacted:
+        out += ["", EARLIER]
+        for older in person.compacted:
+            out.append(f"- {to_file(older.at, tz)}{SEP}{older.kind}{SEP}{older.direction}"
+                       f"{SEP}{one_line(older.summary)}")
+            out += ["  " + line for line in _tail_lines(older.link, older.thread, older.open, tz)]
+    out += ["", ENTRIES]
+    for entry in person.entries:
+        out += ["", f"### {to_file(entry.at, tz)}{SEP}{entry.kind}{SEP}{entry.direction}"]
+        if entry.they is not None:
+            out.append("they: " + json.dumps(one_line(entry.they), ensure_ascii=False))
+        if entry.me is not None:
+            out.append("me: " + one_line(entry.me))
+        out += _tail_lines(entry.link, entry.thread, entry.open, tz, entry.topics)
+        if entry.redacted:
+            out.append("redacted: " + ", ".join(entry.redacted))
+        if entry.withheld is not None:
+            out.append("withheld: " + one_line(entry.withheld))
+    return "\n".join(out) + "\n"
+
+
+def _tail_lines(link: str | None, thread: str | None, items: list[OpenItem],
+                tz: tzinfo, topics: list[str] | None = None) -> list[str]:
+    lines = []
+    if link is not None:
+        lines.append("link: " + one_line(link))
+    if thread is not None:
+        lines.append("thread: " + one_line(thread))
+    if topics:
+        lines.append("topics: " + ", ".join(one_line(t) for t in topics))
+    for item in items:
+        if item.resolved_at is None:
+            lines.append("open: " + one_line(item.text))
+        else:
+            lines.append(f"resolved {to_file(item.resolved_at, tz)}: {one_line(item.text)}")
+    return lines
+
+
+def _flag_out(flag: Flag, tz: tzinfo) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": flag.name, "at": to_file(flag.at, tz)}
+    if flag.reason is not None:
+        out["reason"] = one_line(flag.reason)
+    return out
+
+
+def _aka_out(aka: Aka, tz: tzinfo) -> dict[str, Any]:
+    out: dict[str, Any] = {"ref": aka.ref, "reason": one_line(aka.reason),
+                           "at": to_file(aka.at, tz)}
+    if aka.proof is not None:
+        out["proof"] = aka.proof
+    return out
+
+
+# --------------------------------------------------------------------------- reading
+
+class _Reader:
+    """Parses one file; every problem raises PersonFileCorrupt with the file and line."""
+
+    def __init__(self, path: Path | str, tz: tzinfo) -> None:
+        self.path = path
+        self.tz = tz
+        self.header_lines: list[str] = []
+        self.header_start = 2
+
+    def fail(self, line: int, problem: str) -> PersonFileCorrupt:
+        return PersonFileCorrupt(self.path, line, problem)
+
+    def key_line(self, key: str) -> int:
+        for offset, line in enumerate(self.header_lines):
+            if line.startswith(f"{key}:"):
+                return self.header_start + offset
+        return self.header_start
+
+    def time(self, value: Any, line: int, what: str) -> datetime:
+        if isinstance(value, datetime):
+            parsed = value
+        elif isinstance(value, str):
+            try:
+                parsed = datetime.fromisoformat(value.strip())
+            except ValueError:
+                raise self.fail(line, f"{what}: {value[:40]!r} is not an ISO 8601 time") from None
+        else:
+            raise self.fail(line, f"{what}: expected an ISO 8601 time, found {type(value).__name__}")
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=self.tz)
+        return parsed
+
+    def text(self, header: dict[str, Any], key: str, default: str | None) -> str | None:
+        value = header.get(key, default)
+        if value is None or isinstance(value, str):
+            return value
+        if isinstance(value, int | float) and not isinstance(value, bool) and key == "id":
+            return str(value)
+        raise self.fail(self.key_line(key), f"{key}: expected text, found {type(value).__name__}")
+
+    def choice(self, header: dict[str, Any], key: str, allowed: tuple[str, ...],
+               default: str) -> str:
+        value = header.get(key, default)
+        if value not in allowed:
+            raise self.fail(self.key_line(key),
+                            f"{key}: expected one of {', '.join(allowed)}, found {value!r}")
+        return str(value)
+
+    def flag(self, header: dict[str, Any], key: str, default: bool) -> bool:
+        value = header.get(key, default)
+        if not isinstance(value, bool):
+            raise self.fail(self.key_line(key), f"{key}: expected true or false, found {value!r}")
+        return value
+
+    def items(self, header: dict[str, Any], key: str) -> list[dict[str, Any]]:
+        value = header.get(key) or []
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            raise self.fail(self.key_line(key), f"{key}: expected a list of mappings")
+        return value
+
+    def parse(self, content: str, platform: str | None, handle: str | None) -> Person:
+        lines = content.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        if not lines or lines[0] != "---":
+            raise self.fail(1, "the file must start with a '---' line opening the YAML header")
+        try:
+            close = lines.index("---", 1)
+        except ValueError:
+            raise self.fail(1, "the YAML header opened by '---' is never closed") from None
+        self.header_lines = lines[1:close]
+        person = self.header(platform, handle)
+        self.body(person, lines, close + 1)
+        return person
+
+    def header(self, platform: str | None, handle: str | None) -> Person:
+        try:
+            header = yaml.load("\n".join(self.header_lines), Loader=_Loader)  # noqa: S506
+        except yaml.YAMLError as exc:
+            # The context mark is where the broken construct began: where a person looks first.
+            mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+            line = self.header_start + (mark.line if mark is not None else 0)
+            problem = getattr(exc, "problem", None) or "invalid YAML"
+            raise self.fail(line, f"header is not valid YAML ({problem})") from None
+        if not isinstance(header, dict):
+            raise self.fail(self.header_start, "the header must be YAML key: value lines")
+        found_platform = self.text(header, "platform", None)
+        found_handle = self.text(header, "handle", None)
+        if not found_platform or not found_handle:
+            raise self.fail(self.header_start, "the header needs 'platform' and 'handle'")
+        if platform is not None and found_platform != platform:
+            raise self.fail(self.key_line("platform"),
+                            f"platform: says {found_platform!r} but the file is under {platform}/")
+        if handle is not None and found_handle != handle:
+            raise self.fail(self.key_line("handle"),
+                            f"handle: says {found_handle!r} but the file is named {handle}.md")
+        basis = header.get("tone_basis", 0)
+        if not isinstance(basis, int) or isinstance(basis, bool) or basis < 0:
+            raise self.fail(self.key_line("tone_basis"), "tone_basis: expected a whole number")
+        person = Person(
+            platform=found_platform,
+            handle=found_handle,
+            id=self.text(header, "id", None),
+            display_name=self.text(header, "display_name", None),
+            relationship=self.choice(header, "relationship", LADDER, "stranger"),
+            kind=self.choice(header, "kind", ACCOUNT_KINDS, "person"),
+            collaborator=self.flag(header, "collaborator", False),
+            tone_notes=self.text(header, "tone_notes", "") or "",
+            tone_basis=basis,
+            do_not_engage=self.flag(header, "do_not_engage", False),
+            dne_reason=self.text(header, "dne_reason", None),
+        )
+        for key in ("first_seen", "last_seen"):
+            if header.get(key) is not None:
+                setattr(person, key, self.time(header[key], self.key_line(key), key))
+        for raw in self.items(header, "flags"):
+            line = self.key_line("flags")
+            if not isinstance(raw.get("name"), str):
+                raise self.fail(line, "flags: every flag needs a name")
+            person.flags.append(Flag(name=raw["name"], at=self.time(raw.get("at"), line, "at"),
+                                     reason=_opt_str(raw.get("reason"))))
+        for raw in self.items(header, "aka"):
+            line = self.key_line("aka")
+            if not isinstance(raw.get("ref"), str) or not isinstance(raw.get("reason"), str):
+                raise self.fail(line, "aka: every link needs a ref and a reason")
+            person.aka.append(Aka(ref=raw["ref"], reason=raw["reason"],
+                                  at=self.time(raw.get("at"), line, "at"),
+                                  proof=_opt_str(raw.get("proof"))))
+        person.extra = {k: v for k, v in header.items() if k not in _HEADER_KEYS}
+        return person
+
+    def body(self, person: Person, lines: list[str], start: int) -> None:
+        section: str | None = None
+        current: Entry | CompactEntry | None = None
+        for number, line in enumerate(lines[start:], start + 1):
+            if not line.strip():
+                continue
+            if line in (PINNED, EARLIER, ENTRIES):
+                section, current = line, None
+                continue
+            if line.startswith("## "):
+                raise self.fail(number, f"unknown section {line[:40]!r}; sections are "
+                                        f"{PINNED!r}, {EARLIER!r}, {ENTRIES!r}")
+            if section == PINNED:
+                person.pins.append(self.pin(line, number))
+            elif section == EARLIER:
+                if line.startswith("- "):
+                    current = self.compact(line, number)
+                    person.compacted.append(current)
+                elif line.startswith("  ") and current is not None:
+                    self.field(current, line[2:], number)
+                else:
+                    raise self.fail(number, "expected '- TIME · kind · direction · summary'")
+            elif section == ENTRIES:
+                if line.startswith("### "):
+                    current = self.entry_head(line[4:], number)
+                    person.entries.append(current)
+                elif current is not None:
+                    self.field(current, line, number)
+                else:
+                    raise self.fail(number, "expected an entry heading '### TIME · kind · direction'")
+            else:
+                raise self.fail(number, f"unexpected line outside a section: {line[:40]!r}; "
+                                        f"sections are {PINNED!r}, {EARLIER!r}, {ENTRIES!r}")
+
+    def pin(self, line: str, number: int) -> Pin:
+        match = _PIN.match(line)
+        if not match:
+            raise self.fail(number, "a pin reads 'N. text — they said, YYYY-MM-DD' "
+                                    "(or 'I said')")
+        return Pin(text=match["text"], by="them" if match["by"] == "they" else "me",
+                   on=match["on"])
+
+    def heading(self, text: str, number: int, parts: int) -> list[str]:
+        pieces = text.split(SEP, parts - 1)
+        if len(pieces) < 3:
+            raise self.fail(number, "a heading reads 'TIME · kind · direction'")
+        if pieces[1] not in ENTRY_KINDS:
+            raise self.fail(number, f"unknown kind {pieces[1]!r}; kinds: {', '.join(ENTRY_KINDS)}")
+        if pieces[2] not in DIRECTIONS:
+            raise self.fail(number, f"direction must be inbound or outbound, found {pieces[2]!r}")
+        return pieces
+
+    def entry_head(self, text: str, number: int) -> Entry:
+        pieces = self.heading(text, number, 3)
+        return Entry(at=self.time(pieces[0], number, "entry time"), kind=pieces[1],
+                     direction=pieces[2])
+
+    def compact(self, line: str, number: int) -> CompactEntry:
+        pieces = self.heading(line[2:], number, 4)
+        return CompactEntry(at=self.time(pieces[0], number, "entry time"), kind=pieces[1],
+                            direction=pieces[2], summary=pieces[3] if len(pieces) > 3 else "")
+
+    def field(self, target: Entry | CompactEntry, line: str, number: int) -> None:
+        key, sep, value = line.partition(": ")
+        if not sep:
+            key, value = line.rstrip(":"), ""
+        if key == "link" and target.link is None:
+            target.link = value
+        elif key == "thread" and target.thread is None:
+            target.thread = value
+        elif key == "open":
+            target.open.append(OpenItem(value))
+        elif key.startswith("resolved "):
+            match = _RESOLVED.match(line)
+            if match is None:
+                raise self.fail(number, "a resolved item reads 'resolved TIME: text'")
+            target.open.append(OpenItem(match["text"],
+                                        self.time(match["at"], number, "resolved time")))
+        elif isinstance(target, Entry) and key == "they" and target.they is None:
+            try:
+                they = json.loads(value)
+            except ValueError:
+                they = None
+            if not isinstance(they, str):
+                raise self.fail(number, 'they: must be one quoted string, e.g. they: "..."')
+            target.they = they
+        elif isinstance(target, Entry) and key == "me" and target.me is None:
+            target.me = value
+        elif isinstance(target, Entry) and key == "topics" and not target.topics:
+            target.topics = [t.strip() for t in value.split(",") if t.strip()]
+        elif isinstance(target, Entry) and key == "redacted" and not target.redacted:
+            target.redacted = [t.strip() for t in value.split(",") if t.strip()]
+        elif isinstance(target, Entry) and key == "withheld" and target.withheld is None:
+            target.withheld = value
+        else:
+            raise self.fail(number, f"unexpected or repeated line {line[:40]!r} in an entry; "
+                                    "fields are they, me, link, thread, topics, open, resolved, "
+                                    "redacted, withheld")
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def loads(content: str, tz: tzinfo, *, path: Path | str = "<text>",
+          platform: str | None = None, handle: str | None = None) -> Person:
+    return _Reader(path, tz).parse(content, platform, handle)
+
+
+def read(path: Path, tz: tzinfo, platform: str, handle: str) -> Person:
+    """Parse the file at `path`; OSError propagates, a bad file raises PersonFileCorrupt."""
+    data = path.read_bytes()
+    try:
+        content = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise PersonFileCorrupt(path, line, "not valid UTF-8") from None
+    return loads(content, tz, path=path, platform=platform, handle=handle)

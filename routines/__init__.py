@@ -1,0 +1,1 @@
+"""routines package."""

@@ -1,0 +1,93 @@
+"""Shared fixtures: every test gets its own home and config in tmp_path, never the user's."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tactful.core.cli.main import main
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may read or write the real user's home, config or clock."""
+    monkeypatch.setenv("TACTFUL_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("TACTFUL_CONFIG", raising=False)
+    monkeypatch.delenv("TACTFUL_NOW", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
+    """Run tactful in this process, as the command line would, and capture what it says."""
+
+    def run(*argv: str) -> Result:
+        capsys.readouterr()
+        code = main(list(argv))
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+def run_process(*argv: str, env: dict[str, str] | None = None,
+                timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run the installed `tactful` in a real process."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, "-m", "tactful.core.cli", *argv], env=full_env,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under root with its bytes: to prove that nothing was written or changed."""
+    if not root.exists():
+        return {}
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+@pytest.fixture
+def read_only() -> Iterator[object]:
+    """Make a folder tree unwritable even for root (chattr +i), and undo it afterwards."""
+    frozen: list[Path] = []
+
+    def freeze(root: Path) -> None:
+        if os.geteuid() == 0:
+            chattr = shutil.which("chattr")
+            assert chattr, "chattr is needed to make a folder read-only for root"
+            subprocess.run([chattr, "-R", "+i", str(root)], check=True)
+        else:
+            for path in [root, *root.rglob("*")]:
+                path.chmod(path.stat().st_mode & ~0o222)
+        frozen.append(root)
+        probe = root / "probe"
+        with pytest.raises(OSError):
+            probe.write_text("x")
+
+    yield freeze
+    for root in frozen:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-R", "-i", str(root)], check=False)
+        else:
+            for path in [root, *root.rglob("*")]:
+                path.chmod(path.stat().st_mode | 0o200)
