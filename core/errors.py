@@ -52,6 +52,6 @@ class PersonFileCorrupt(MemoryUnavailable):
 
 
 class Refused(TactfulError):
-    """Refused by a guard other than do-not-engage: already replied, bot thread limit, quota. Exit 5."""
+    """Refused by another guard: already replied, bot thread limit, quota. Exit 5."""
 
     exit_code = 5

@@ -87,7 +87,8 @@ def read_only() -> Iterator[object]:
     yield freeze
     for root in frozen:
         if os.geteuid() == 0:
-            subprocess.run(["chattr", "-R", "-i", str(root)], check=False)
+            subprocess.run([shutil.which("chattr") or "/usr/bin/chattr", "-R", "-i", str(root)],
+                           check=False)
         else:
             for path in [root, *root.rglob("*")]:
                 path.chmod(path.stat().st_mode | 0o200)

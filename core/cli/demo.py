@@ -86,8 +86,8 @@ def run(context: Context, args: argparse.Namespace) -> int:
         _step("A do-not-engage card, and check stopping hard with exit 3")
         tactful("card", "x", "grumpy_gus")
         code = tactful("check", "x", "ada_builds", "someone_new", "grumpy_gus")
-        print("check exits 3 whenever any account is do-not-engage; "
-              "the send pipeline refuses before reading a credential.")
+        print("check exits 3 whenever any account is do-not-engage: scripts and routines stop "
+              "there, before any credential is read.")
         return 0 if code == 3 else 1
     finally:
         if args.keep:

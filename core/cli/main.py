@@ -22,10 +22,10 @@ class _Parser(argparse.ArgumentParser):
         raise BadInput(f"{self.prog}: {message} (see `{self.prog} --help`)")
 
 
-def _globals() -> argparse.ArgumentParser:
+def _globals() -> _Parser:
     # Accepted before or after the command; SUPPRESS keeps a later default from erasing an
     # earlier value.
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--home", metavar="DIR", default=argparse.SUPPRESS,
                         help="the memory home (else $TACTFUL_HOME, memory.home, user data dir)")
     common.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS,
@@ -39,11 +39,13 @@ def build_parser() -> argparse.ArgumentParser:
     common = _globals()
     parser = _Parser(prog="tactful", parents=[common],
                      description="Memory and manners for a persona on social platforms.")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                     parser_class=_Parser)
     commands.required = True
 
     def command(name: str, target: str, help_text: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, parents=[common], help=help_text, description=help_text)
+        sub: argparse.ArgumentParser = commands.add_parser(
+            name, parents=[common], help=help_text, description=help_text)
         sub.set_defaults(target=target)
         return sub
 

@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from datetime import datetime
 
 from tactful.core.cli.context import Context
 from tactful.core.errors import BadInput
@@ -33,7 +34,8 @@ def _target(args: argparse.Namespace) -> tuple[str, str]:
 def _report(person: Person, outcome: Outcome, verb: str) -> int:
     parts = [f"{verb} {person.platform}/@{person.handle}"]
     rung = person.relationship if person.kind == "person" else person.kind
-    parts.append(f"{rung}, {person.interaction_count()} entries")
+    count = person.interaction_count()
+    parts.append(f"{rung}, {count} {'entry' if count == 1 else 'entries'}")
     if outcome.note:
         parts.append(outcome.note)
     if outcome.redacted:
@@ -137,6 +139,7 @@ def remember(context: Context, args: argparse.Namespace) -> int:
     direction = args.direction or ("inbound" if args.they else "outbound")
     person_id = normalize_id(args.id) if args.id else None
     platform, handle = _target(args)
+    recording.validate_entry(args.kind, direction, args.link)
 
     def mutate(person: Person) -> Outcome:
         return recording.remember(
@@ -158,18 +161,25 @@ def _auto_link(context: Context, person: Person) -> None:
         other = context.people.load(other_platform, other_handle)
         if other is None or not linking.same_name(person, other):
             continue
-        reason = "same display name and handle"
         at = context.now()
         for source, target in ((person, other), (other, person)):
-            if any(a.ref == target.ref for a in source.aka):
-                continue
-            context.people.change(
-                source.platform, source.handle,
-                lambda p, ref=target.ref: Outcome(
-                    note="linked" if linking.add_link(p, ref, reason, at, None) else ""))
+            if not any(a.ref == target.ref for a in source.aka):
+                _add_link(context, source.platform, source.handle, target.ref,
+                          "same display name and handle", at, None)
+
+
+def _add_link(context: Context, platform: str, handle: str, ref: str, reason: str,
+              at: datetime, proof: str | None) -> None:
+    def mutate(person: Person) -> Outcome:
+        added = linking.add_link(person, ref, reason, at, proof)
+        return Outcome(note="linked" if added else "already linked")
+
+    context.people.change(platform, handle, mutate)
 
 
 def pin(context: Context, args: argparse.Namespace) -> int:
+    if not args.text.strip():
+        raise BadInput("the pin is empty; give what was said")
     at = context.now()
     return _change(context, args, "pinned",
                    lambda p: recording.pin(p, args.text, args.by, at))
@@ -187,6 +197,7 @@ def resolve(context: Context, args: argparse.Namespace) -> int:
 
 
 def flag(context: Context, args: argparse.Namespace) -> int:
+    recording.validate_flag_name(args.name)
     at = context.now()
     return _change(context, args, "flagged",
                    lambda p: recording.flag(p, args.name, args.reason, at))
@@ -228,9 +239,7 @@ def link(context: Context, args: argparse.Namespace) -> int:
     at = context.now()
     reason = f"linked by hand; proof: {proof}"
     for (platform, handle), other in ((first, second), (second, first)):
-        ref = f"{other[0]}/{other[1]}"
-        context.people.change(platform, handle, lambda p, ref=ref: Outcome(
-            note="linked" if linking.add_link(p, ref, reason, at, proof) else "already linked"))
+        _add_link(context, platform, handle, f"{other[0]}/{other[1]}", reason, at, proof)
     print(f"linked {first[0]}/@{first[1]} and {second[0]}/@{second[1]} — proof: {proof}")
     return 0
 

@@ -1,1 +1,4 @@
-"""Memory, the ground floor: person files, identity, privacy, the card. Imports no pipeline or SDK."""
+"""Memory, the ground floor: person files, identity, privacy, the card.
+
+It imports no pipeline, no command line and no platform SDK.
+"""

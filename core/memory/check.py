@@ -57,8 +57,8 @@ def check(people: People, platform: str, handle: str, person_id: str | None = No
                                    "which is do-not-engage", person)
         for link in person.aka if person else []:
             other_platform, other_handle = split_ref(link.ref)
-            other = people.load(other_platform, other_handle)
-            if other is not None and other.do_not_engage:
+            linked = people.load(other_platform, other_handle)
+            if linked is not None and linked.do_not_engage:
                 return Verdict(platform, handle, DNE,
                                f"linked as the same person to {link.ref}, which is "
                                "do-not-engage", person)

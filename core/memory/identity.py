@@ -58,7 +58,8 @@ def _stale(home: Home, platform: str) -> bool:
     except FileNotFoundError:
         return False
     try:
-        return people_mtime > (home.ids(platform) / STAMP).stat().st_mtime_ns
+        # ">=": a change in the same clock tick as the stamp counts as stale (mtimes are coarse).
+        return people_mtime >= (home.ids(platform) / STAMP).stat().st_mtime_ns
     except FileNotFoundError:
         return True
 

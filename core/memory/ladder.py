@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import tzinfo
+from itertools import pairwise
 
 from tactful.core.memory.clock import local_day
 from tactful.core.memory.person import LADDER, Person
@@ -83,6 +84,6 @@ def tone(person: Person) -> tuple[str, int]:
             features.append("detailed")
     ordered = sorted(person.entries, key=lambda e: e.at)
     if any(a.direction == "outbound" and b.direction == "inbound" and b.kind != "like"
-           for a, b in zip(ordered, ordered[1:], strict=False)):
+           for a, b in pairwise(ordered)):
         features.append("replies back")
     return ", ".join(features), len(texts)

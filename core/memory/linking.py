@@ -45,8 +45,13 @@ def comparable_handle(platform: str, handle: str) -> str:
 def same_name(a: Person, b: Person) -> bool:
     if not a.display_name or not b.display_name:
         return False
-    return (" ".join(a.display_name.casefold().split()) == " ".join(b.display_name.casefold().split())
-            and comparable_handle(a.platform, a.handle) == comparable_handle(b.platform, b.handle))
+    def name(person: Person) -> str:
+        return " ".join((person.display_name or "").casefold().split())
+
+    def handle(person: Person) -> str:
+        return comparable_handle(person.platform, person.handle)
+
+    return name(a) == name(b) and handle(a) == handle(b)
 
 
 def add_link(person: Person, ref: str, reason: str, at: datetime, proof: str | None) -> bool:
@@ -57,7 +62,7 @@ def add_link(person: Person, ref: str, reason: str, at: datetime, proof: str | N
 
 
 def candidates(platform: str, handle: str, platforms: tuple[str, ...]) -> list[tuple[str, str]]:
-    """Where the same person may have a file: same handle (Bluesky: with or without .bsky.social)."""
+    """Where the same person may have a file: the same handle (on Bluesky, also .bsky.social)."""
     base = comparable_handle(platform, handle)
     found = []
     for other in platforms:

@@ -164,7 +164,8 @@ class _Reader:
             except ValueError:
                 raise self.fail(line, f"{what}: {value[:40]!r} is not an ISO 8601 time") from None
         else:
-            raise self.fail(line, f"{what}: expected an ISO 8601 time, found {type(value).__name__}")
+            found = type(value).__name__
+            raise self.fail(line, f"{what}: expected an ISO 8601 time, found {found}")
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=self.tz)
         return parsed
@@ -298,7 +299,8 @@ class _Reader:
                 elif current is not None:
                     self.field(current, line, number)
                 else:
-                    raise self.fail(number, "expected an entry heading '### TIME · kind · direction'")
+                    raise self.fail(number,
+                                    "expected an entry heading '### TIME · kind · direction'")
             else:
                 raise self.fail(number, f"unexpected line outside a section: {line[:40]!r}; "
                                         f"sections are {PINNED!r}, {EARLIER!r}, {ENTRIES!r}")

@@ -96,18 +96,28 @@ def _note_injection(person: Person, gate: Gate, at: datetime) -> None:
         _flag(person, INJECTION_FLAG, gate.withheld, at)
 
 
+def validate_entry(kind: str, direction: str, link: str | None) -> str | None:
+    """Check what can be checked before any lock is taken; returns the clean link."""
+    if kind not in ENTRY_KINDS:
+        raise BadInput(f"--kind {kind!r} is not a kind; use one of: {', '.join(ENTRY_KINDS)}")
+    if direction not in DIRECTIONS:
+        raise BadInput(f"direction {direction!r}: use --inbound or --outbound")
+    return check_url(link, "--link") if link else None
+
+
+def validate_flag_name(name: str) -> None:
+    if not _FLAG_NAME.fullmatch(name):
+        raise BadInput(f"flag name {name[:40]!r}: use lower-case letters, digits and '-'")
+
+
 def remember(person: Person, *, kind: str, direction: str, at: datetime,
              they: str | None = None, me: str | None = None, link: str | None = None,
              topics: list[str] | None = None, open_items: list[str] | None = None,
              thread: str | None = None, display_name: str | None = None,
              person_id: str | None = None) -> Outcome:
-    if kind not in ENTRY_KINDS:
-        raise BadInput(f"--kind {kind!r} is not a kind; use one of: {', '.join(ENTRY_KINDS)}")
-    if direction not in DIRECTIONS:
-        raise BadInput(f"direction {direction!r}: use --inbound or --outbound")
     gate = Gate()
     entry = Entry(at=at, kind=kind, direction=direction,
-                  link=check_url(link, "--link") if link else None,
+                  link=validate_entry(kind, direction, link),
                   thread=one_line(thread) or None if thread else None)
     entry.they = gate.text(they, THEIR_SIDE_LIMIT)
     entry.me = gate.text(me, MY_SIDE_LIMIT)
@@ -169,8 +179,7 @@ def resolve(person: Person, number: int, at: datetime) -> Outcome:
 
 
 def flag(person: Person, name: str, reason: str | None, at: datetime) -> Outcome:
-    if not _FLAG_NAME.fullmatch(name):
-        raise BadInput(f"flag name {name[:40]!r}: use lower-case letters, digits and '-'")
+    validate_flag_name(name)
     gate = Gate()
     clean = gate.text(reason, SHORT_LIMIT)
     _flag(person, name, clean, at)

@@ -1,0 +1,473 @@
+"""The shape of tactful.yaml, declared once: typed values for the program, a schema for the file.
+
+Each section is a frozen dataclass (what the rest of tactful reads) and a `Section` that lists its
+keys and their kinds (what the loader checks, with file, line and key in every message). Adding a
+section such as `responders` takes a dataclass, a `Section`, one `Field` in `CONFIG_SCHEMA` and one
+attribute on `Config`; no parsing code.
+
+Choices where SPEC §13 is silent:
+- Text is text: `name: 42` or `account: 1e3` is refused with a hint to quote it, because YAML turns
+  such words into numbers the user never meant. Booleans are not integers, nor integers booleans.
+- A key written with no value (`timezone:`) is an error unless null means something: "not set" for
+  an optional key, "all defaults" for a section. A half-deleted line never passes as a default.
+- `Config.platforms` holds only the platforms the file names; `Config.platform(name)` gives the
+  defaults for the others. `mode: None` on Telegram means "persona".
+- Owners are checked and normalized like every handle (SPEC §3): leading @ dropped, lower case.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+from tactful.core.errors import BadInput
+from tactful.core.memory.handles import BUILTIN_PLATFORMS, normalize_handle
+
+from .yamlpos import Entry, ListAt, Located, MapAt, Problem, ScalarAt, describe, is_null
+
+PLATFORMS = BUILTIN_PLATFORMS
+TELEGRAM_MODES = ("persona", "companion")
+
+
+# ---- the values the program reads ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PersonaConfig:
+    """Who the persona is: its name, its time zone, and the operator's own accounts."""
+
+    name: str = "persona"
+    timezone: str = "America/New_York"
+    owners: tuple[str, ...] = ()  # "platform:handle", normalized
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    """Where memory lives and when person files are compacted (SPEC §2, §4)."""
+
+    home: Path | None = None  # absolute when set; None: --home, $TACTFUL_HOME or the data dir
+    compact_after: int = 50
+    keep_full: int = 20
+
+
+@dataclass(frozen=True)
+class PlatformConfig:
+    """One platform: which stored account to use, dry run, and the server to talk to."""
+
+    account: str | None = None
+    dry_run: bool = False
+    base_url: str | None = None
+    mode: str | None = None  # Telegram only: "persona" (also when None) or "companion"
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole configuration, and the file it came from."""
+
+    persona: PersonaConfig = field(default_factory=PersonaConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
+    platforms: dict[str, PlatformConfig] = field(default_factory=dict)
+    source: Path | None = None  # the file read, or None for the built-in defaults
+
+    def platform(self, name: str) -> PlatformConfig:
+        """The settings of one platform, defaults when the file does not name it."""
+        return self.platforms.get(name) or PlatformConfig()
+
+
+# ---- how a schema is declared and read -------------------------------------------------------
+# These dataclasses skip eq, repr and frozen: each generated method costs import time, and this
+# module is imported by every command, `tactful check` included.
+
+T = TypeVar("T")
+
+
+class Invalid(Exception):
+    """Raised by a value check. `found` replaces the echo of the value when it must stay unshown."""
+
+    def __init__(self, expected: str, hint: str | None = None, found: str | None = None) -> None:
+        super().__init__(expected)
+        self.expected = expected
+        self.hint = hint
+        self.found = found
+
+
+@dataclass(eq=False, repr=False)
+class Issue:
+    """A rule across keys of one section broken; reported at the line of `key`."""
+
+    key: str
+    expected: str
+    hint: str | None = None
+
+
+@dataclass(eq=False, repr=False)
+class Context:
+    """What reading a value may need beyond the value itself."""
+
+    folder: Path  # relative paths in the file start here: the file's own folder
+    root: Section[Any]  # to point a misplaced key at the section it belongs to
+
+
+def _wrong(node: Located, path: str, expected: str, hint: str | None = None) -> Problem:
+    what = f"expected {expected}, found {describe(node)}"
+    return Problem(node.line, path or "top level", what, hint)
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+class Kind(ABC):
+    """How one value is read: what it expects, and how YAML becomes a Python value."""
+
+    null_is_empty: ClassVar[bool] = False  # a section written with nothing under it is all defaults
+
+    @abstractmethod
+    def expects(self) -> str: ...
+
+    @abstractmethod
+    def read(self, node: Located, path: str, ctx: Context) -> object: ...
+
+
+@dataclass(eq=False, repr=False)
+class Field:
+    """One key of a section and the kind of its value."""
+
+    name: str
+    kind: Kind
+    optional: bool = False  # null means "not set": the dataclass default must be None
+
+    def read(self, entry: Entry, path: str, ctx: Context) -> object:
+        if is_null(entry.value) and not self.kind.null_is_empty:
+            if self.optional:
+                return None
+            hint = "give a value, or delete the line to use the default"
+            raise _wrong(entry.value, path, self.kind.expects(), hint)
+        return self.kind.read(entry.value, path, ctx)
+
+
+@dataclass(eq=False, repr=False)
+class Text(Kind):
+    """Non-blank text. `check` may refuse it (raising Invalid) or return it normalized."""
+
+    expected: str = "a non-empty string"
+    check: Callable[[str], str] | None = None
+    choices: tuple[str, ...] = ()
+
+    def expects(self) -> str:
+        return f"one of: {', '.join(self.choices)}" if self.choices else self.expected
+
+    def read(self, node: Located, path: str, ctx: Context) -> str:
+        if not isinstance(node, ScalarAt) or not isinstance(node.value, str):
+            hint = None
+            if isinstance(node, ScalarAt) and node.value is not None:
+                hint = f'quote it if it is meant as text: "{node.raw}"'
+            raise _wrong(node, path, self.expects(), hint)
+        if not node.value.strip():
+            raise _wrong(node, path, self.expects())
+        if self.choices and node.value not in self.choices:
+            raise _wrong(node, path, self.expects(), did_you_mean(node.value, self.choices))
+        if self.check is None:
+            return node.value
+        try:
+            return self.check(node.value)
+        except Invalid as exc:
+            what = f"expected {exc.expected}, found {exc.found or describe(node)}"
+            raise Problem(node.line, path, what, exc.hint) from None
+
+
+@dataclass(eq=False, repr=False)
+class Integer(Kind):
+    """An integer, never a boolean; optionally at least `minimum`."""
+
+    minimum: int | None = None
+
+    def expects(self) -> str:
+        return "an integer" if self.minimum is None else f"an integer of at least {self.minimum}"
+
+    def read(self, node: Located, path: str, ctx: Context) -> int:
+        value = node.value if isinstance(node, ScalarAt) else None
+        # a wrong type says only "an integer"; the minimum is news only for an integer below it
+        if isinstance(value, bool):
+            raise _wrong(node, path, "an integer", "true and false are not numbers")
+        if not isinstance(value, int):
+            digits = isinstance(value, str) and value.strip().isdigit()
+            raise _wrong(node, path, "an integer", "remove the quotes" if digits else None)
+        if self.minimum is not None and value < self.minimum:
+            raise _wrong(node, path, self.expects())
+        return value
+
+
+@dataclass(eq=False, repr=False)
+class Boolean(Kind):
+    """true or false, never a quoted word or a number."""
+
+    def expects(self) -> str:
+        return "true or false"
+
+    def read(self, node: Located, path: str, ctx: Context) -> bool:
+        value = node.value if isinstance(node, ScalarAt) else None
+        if not isinstance(value, bool):
+            quoted = isinstance(value, str) and value.lower() in ("true", "false")
+            raise _wrong(node, path, self.expects(), "remove the quotes" if quoted else None)
+        return value
+
+
+@dataclass(eq=False, repr=False)
+class FolderPath(Kind):
+    """A path: `~` expanded, a relative one taken from the config file's folder."""
+
+    def expects(self) -> str:
+        return "a path"
+
+    def read(self, node: Located, path: str, ctx: Context) -> Path:
+        text = Text(expected=self.expects()).read(node, path, ctx)
+        if "\x00" in text:
+            raise _wrong(node, path, "a path without NUL characters")
+        try:
+            expanded = Path(text).expanduser()
+        except RuntimeError:  # ~name of a user who does not exist
+            raise _wrong(node, path, "a path", "~ works only for users of this machine") from None
+        return (ctx.folder / expanded).resolve()
+
+
+@dataclass(eq=False, repr=False)
+class TextList(Kind):
+    """A list of text values, each read by `item`."""
+
+    item: Text
+
+    def expects(self) -> str:
+        return f"a list of {self.item.expects().removeprefix('a ').removeprefix('an ')}"
+
+    def read(self, node: Located, path: str, ctx: Context) -> tuple[str, ...]:
+        if not isinstance(node, ListAt):
+            hint = f"write a list, e.g. [{node.raw}]" if isinstance(node, ScalarAt) else None
+            raise _wrong(node, path, self.expects(), hint)
+        return tuple(self.item.read(item, f"{path}[{i}]", ctx) for i, item in enumerate(node.items))
+
+
+@dataclass(eq=False, repr=False)
+class Section(Kind, Generic[T]):
+    """A mapping with known keys, built into the dataclass `build`."""
+
+    build: Callable[..., T]
+    fields: tuple[Field, ...]
+    check: Callable[[T, frozenset[str]], Issue | None] | None = None
+    notes: Mapping[str, str] = field(default_factory=dict)  # hints for keys that live elsewhere
+    null_is_empty: ClassVar[bool] = True
+
+    def expects(self) -> str:
+        return f"a mapping with keys {', '.join(f.name for f in self.fields)}"
+
+    def read(self, node: Located, path: str, ctx: Context) -> T:
+        if is_null(node):
+            return self.build()
+        if not isinstance(node, MapAt):
+            raise _wrong(node, path, self.expects())
+        by_name = {f.name: f for f in self.fields}
+        values: dict[str, object] = {}
+        for entry in node.entries:
+            key_path = _join(path, entry.key)
+            known = by_name.get(entry.key)
+            if known is None:
+                raise _unknown_key(entry, key_path, tuple(by_name), ctx, self.notes.get(entry.key))
+            values[entry.key] = known.read(entry, key_path, ctx)
+        built = self.build(**values)
+        issue = self.check(built, frozenset(values)) if self.check else None
+        if issue is not None:
+            raise self._broken(issue, node, path)
+        return built
+
+    def _broken(self, issue: Issue, node: MapAt, path: str) -> Problem:
+        written = next((e for e in node.entries if e.key == issue.key), None)
+        if written is None:
+            what = f"expected {issue.expected}, found the default"
+            return Problem(node.line, _join(path, issue.key), what, issue.hint)
+        what = f"expected {issue.expected}, found {describe(written.value)}"
+        return Problem(written.key_line, _join(path, issue.key), what, issue.hint)
+
+    def key_paths(self, prefix: str = "") -> Iterator[str]:
+        """Every key path below this section (not into MapOf, whose keys are names)."""
+        for f in self.fields:
+            yield _join(prefix, f.name)
+            if isinstance(f.kind, Section):
+                yield from f.kind.key_paths(_join(prefix, f.name))
+
+
+@dataclass(eq=False, repr=False)
+class MapOf(Kind):
+    """A mapping from names of a fixed set (platforms) to sections, one schema per name."""
+
+    items: Mapping[str, Section[Any]]
+    null_is_empty: ClassVar[bool] = True
+
+    def expects(self) -> str:
+        return f"a mapping with keys among {', '.join(self.items)}"
+
+    def read(self, node: Located, path: str, ctx: Context) -> dict[str, object]:
+        if is_null(node):
+            return {}
+        if not isinstance(node, MapAt):
+            raise _wrong(node, path, self.expects())
+        read: dict[str, object] = {}
+        for entry in node.entries:
+            key_path = _join(path, entry.key)
+            section = self.items.get(entry.key)
+            if section is None:
+                raise _unknown_key(entry, key_path, tuple(self.items), ctx, None)
+            read[entry.key] = section.read(entry.value, key_path, ctx)
+        return read
+
+
+def _unknown_key(
+    entry: Entry, key_path: str, names: tuple[str, ...], ctx: Context, note: str | None
+) -> Problem:
+    hint = note or did_you_mean(entry.key, names)
+    if hint is None:
+        # a key that exists, but in another section, e.g. `timezone` at the top level
+        homes = [p for p in ctx.root.key_paths() if p.rsplit(".", 1)[-1] == entry.key.lower()]
+        homes = [p for p in homes if p != key_path]
+        hint = f"did you mean '{homes[0]}'?" if homes else None
+    expected = f"unknown key (expected one of: {', '.join(names)})"
+    return Problem(entry.key_line, key_path, expected, hint)
+
+
+def did_you_mean(word: str, choices: tuple[str, ...] | list[str]) -> str | None:
+    import difflib
+
+    by_folded = {c.lower(): c for c in choices}
+    folded = word.strip().lower().replace("-", "_")
+    close = difflib.get_close_matches(folded, list(by_folded), n=1, cutoff=0.6)
+    return f"did you mean '{by_folded[close[0]]}'?" if close else None
+
+
+# ---- value checks ----------------------------------------------------------------------------
+
+_ZONE_EXPECTED = "an IANA time zone such as America/New_York"
+_ZONE_CHARS = re.compile(r"[A-Za-z0-9_+\-]+(/[A-Za-z0-9_+\-]+)*")
+
+
+def _time_zone(text: str) -> str:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+    if _ZONE_CHARS.fullmatch(text):
+        try:
+            ZoneInfo(text)
+            return text
+        except (ZoneInfoNotFoundError, ValueError, OSError):
+            pass
+    hint = did_you_mean(text, sorted(available_timezones())) or "e.g. Europe/Amsterdam or UTC"
+    raise Invalid(_ZONE_EXPECTED, hint)
+
+
+_OWNER_EXPECTED = f'"platform:handle" with platform one of {", ".join(PLATFORMS)}'
+
+
+def _owner(text: str) -> str:
+    platform, colon, handle = text.partition(":")
+    platform = platform.strip().lower()
+    handle = handle.strip().removeprefix("@").lower()
+    if not colon:
+        handle = platform.removeprefix("@") or "handle"  # no colon: what was written is a handle
+        raise Invalid(_OWNER_EXPECTED, f'write it with its platform, e.g. "x:{handle}"')
+    if platform not in PLATFORMS:
+        raise Invalid(_OWNER_EXPECTED, did_you_mean(platform, PLATFORMS))
+    try:
+        handle = normalize_handle(handle, platform)
+    except BadInput as exc:
+        raise Invalid(_OWNER_EXPECTED, str(exc)) from None
+    return f"{platform}:{handle}"
+
+
+_ACCOUNT = re.compile(r"[^\s/]+")
+
+
+def _account(text: str) -> str:
+    if not _ACCOUNT.fullmatch(text):
+        # the account names a keyring entry, <platform>/<account>/<field> (SPEC §10)
+        raise Invalid("an account name without spaces or slashes")
+    return text
+
+
+_URL_EXPECTED = "an http(s) URL such as http://127.0.0.1:8080"
+
+
+def _http_url(text: str) -> str:
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 -- reading it validates the port
+    except ValueError:
+        raise Invalid(_URL_EXPECTED) from None
+    if parts.username is not None or parts.password is not None:
+        raise Invalid(
+            "a URL without a user name or password",
+            "credentials live in the keyring: tactful credentials set PLATFORM FIELD",
+            found="a URL with credentials in it (not shown)",
+        )
+    if parts.scheme not in ("http", "https") or not parts.hostname or re.search(r"\s", text):
+        raise Invalid(_URL_EXPECTED, "start it with http:// or https://")
+    return text
+
+
+def _compaction(memory: MemoryConfig, written: frozenset[str]) -> Issue | None:
+    if memory.compact_after > memory.keep_full:
+        return None
+    why = "the latest keep_full entries stay in full once a file passes compact_after"
+    if "compact_after" in written:
+        expected = f"an integer greater than keep_full ({memory.keep_full})"
+        return Issue("compact_after", expected, why)
+    return Issue("keep_full", f"an integer less than compact_after ({memory.compact_after})", why)
+
+
+# ---- the schema ------------------------------------------------------------------------------
+
+_PLATFORM_FIELDS = (
+    Field("account", Text(check=_account), optional=True),
+    Field("dry_run", Boolean()),
+    Field("base_url", Text(expected=_URL_EXPECTED, check=_http_url), optional=True),
+)
+_TELEGRAM = Section(
+    PlatformConfig,
+    (*_PLATFORM_FIELDS, Field("mode", Text(choices=TELEGRAM_MODES), optional=True)),
+)
+_PLATFORM = Section(PlatformConfig, _PLATFORM_FIELDS, notes={"mode": "only telegram has a mode"})
+
+PERSONA = Section(
+    PersonaConfig,
+    (
+        Field("name", Text()),
+        Field("timezone", Text(expected=_ZONE_EXPECTED, check=_time_zone)),
+        Field("owners", TextList(Text(expected=_OWNER_EXPECTED, check=_owner))),
+    ),
+)
+MEMORY = Section(
+    MemoryConfig,
+    (
+        Field("home", FolderPath(), optional=True),
+        Field("compact_after", Integer(minimum=2)),
+        Field("keep_full", Integer(minimum=1)),
+    ),
+    check=_compaction,
+)
+PLATFORMS_SCHEMA = MapOf({p: _TELEGRAM if p == "telegram" else _PLATFORM for p in PLATFORMS})
+CONFIG_SCHEMA: Section[Config] = Section(
+    Config,
+    (
+        Field("persona", PERSONA),
+        Field("memory", MEMORY),
+        Field("platforms", PLATFORMS_SCHEMA),
+    ),
+)
+
+
+def read_config(tree: Located, folder: Path) -> Config:
+    """Check a parsed document against the schema; raises Problem at the first thing wrong."""
+    return CONFIG_SCHEMA.read(tree, "", Context(folder, CONFIG_SCHEMA))
+

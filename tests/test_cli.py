@@ -1,0 +1,114 @@
+"""The command line as a whole: exit codes, one-line messages, and nothing half-written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .conftest import run_process, tree
+
+
+def test_remember_then_resolve_unpin_flag(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("remember", "x", "bob", "--kind", "question", "--they", "when is the talk?",
+               "--open", "I owe them the talk date").code == 0
+    assert cli("pin", "x", "bob", "likes dry jokes", "--by", "me").code == 0
+    assert cli("resolve", "x", "bob", "2").code == 2
+    result = cli("resolve", "x", "bob", "1")
+    assert result.code == 0 and "resolved open thread 1" in result.out
+    text = (home / "people" / "x" / "bob.md").read_text()
+    assert "resolved 20" in text and "I owe them the talk date" in text  # never erased
+    assert cli("unpin", "x", "bob", "3").code == 2
+    assert cli("unpin", "x", "bob", "1").code == 0
+    assert cli("flag", "x", "bob", "Not A Name").code == 2
+    assert cli("flag", "x", "bob", "spam-signals", "--reason", "links only").code == 0
+    assert cli("unflag", "x", "bob", "spam-signals").code == 0
+    assert cli("unflag", "x", "bob", "spam-signals").code == 2
+    assert cli("set", "x", "bob", "--kind", "brand").code == 0
+    assert "relationship: brand (fixed)" in cli("card", "x", "bob").out
+
+
+def test_edits_of_unknown_people_create_nothing(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("remember", "x", "bob", "--kind", "reply", "--they", "hi").code == 0
+    before = tree(home)
+    for argv in (["unpin", "x", "ghost", "1"], ["resolve", "x", "ghost", "1"],
+                 ["unflag", "x", "ghost", "spam"]):
+        assert cli(*argv).code == 2
+    assert tree(home) == before
+
+
+@pytest.mark.parametrize("argv", [
+    ["remember", "x", "bob", "--kind", "shout"],
+    ["remember", "x", "bob", "--kind", "reply", "--at", "yesterday"],
+    ["remember", "x", "bob", "--kind", "reply", "--link", "javascript:alert(1)"],
+    ["remember", "x", "bob", "--kind", "reply", "--id", "../etc"],
+    ["remember", "myspace", "bob", "--kind", "reply"],
+    ["remember", "x", "bob"],
+    ["set", "x", "bob"],
+    ["pin", "x", "bob", "text", "--by", "someone"],
+    ["check", "x", "a", "b", "--id", "1"],
+    ["nonsense"],
+    [],
+])
+def test_bad_input_exit_2_one_line_nothing_written(argv: list[str], cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    home.mkdir()
+    result = cli(*argv)
+    assert result.code == 2
+    assert result.err.startswith("tactful") and result.err.count("\n") == 1
+    assert tree(home) == {}
+
+
+def test_config_typo_is_exit_2_naming_file_and_line(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "tactful.yaml").write_text("persona:\n  name: Gal\n  timzone: Europe/Amsterdam\n")
+    result = cli("remember", "x", "bob", "--kind", "reply", "--they", "hi")
+    assert result.code == 2
+    assert "tactful.yaml:3" in result.err and "timzone" in result.err
+    assert "timezone" in result.err
+
+
+def test_persona_timezone_from_config(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "tactful.yaml").write_text("persona:\n  timezone: Europe/Amsterdam\n")
+    assert cli("remember", "x", "bob", "--kind", "reply", "--they", "hi",
+               "--at", "2026-10-29T12:00:00+00:00").code == 0
+    assert "first 2026-10-29 13:00 CET" in cli("card", "x", "bob").out
+
+
+def test_read_only_home_refuses_writes_keeps_reads(cli, home: Path, read_only) -> None:  # type: ignore[no-untyped-def]
+    assert cli("remember", "x", "bob", "--kind", "reply", "--they", "hi").code == 0
+    before = tree(home)
+    read_only(home)
+    result = cli("remember", "x", "bob", "--kind", "reply", "--they", "again")
+    assert result.code == 4 and "read-only" in result.err and result.err.count("\n") == 1
+    assert cli("remember", "x", "new_person", "--kind", "reply").code == 4
+    assert tree(home) == before
+    assert cli("check", "x", "bob").code == 0
+    assert cli("card", "x", "bob").code == 0
+
+
+def test_export_prints_file_and_log_events(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("remember", "x", "bob", "--kind", "reply", "--they", "hi there").code == 0
+    (home / "engagement.jsonl").write_text(
+        '{"platform": "x", "handle": "@Bob", "action": "reply", "text": "hello bob"}\n'
+        '{"platform": "x", "handle": "carol", "action": "reply", "text": "hello carol"}\n'
+        "half a line from a crash\n")
+    result = cli("export", "x", "bob")
+    assert result.code == 0
+    assert 'they: "hi there"' in result.out and "hello bob" in result.out
+    assert "hello carol" not in result.out
+    assert cli("export", "x", "nobody").code == 2
+
+
+def test_global_options_after_the_command(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    other = tmp_path / "elsewhere"
+    assert cli("remember", "x", "bob", "--kind", "reply", "--home", str(other)).code == 0
+    assert (other / "people" / "x" / "bob.md").exists()
+    assert cli("--home", str(other), "check", "x", "bob").code == 0
+
+
+def test_real_process_exit_codes(home: Path) -> None:
+    done = run_process("dne", "x", "troll", "on")
+    assert done.returncode == 0, done.stderr
+    checked = run_process("check", "x", "troll")
+    assert checked.returncode == 3 and "DO_NOT_ENGAGE" in checked.stdout
+    bad = run_process("check", "x", "../../etc/passwd")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr

@@ -1,0 +1,724 @@
+"""The configuration loader: file choice, defaults, and one-line errors with file, line and key."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tactful.core.config import schema
+from tactful.core.config.loader import MAX_BYTES, is_secret_key, load_config
+from tactful.core.config.schema import (
+    CONFIG_SCHEMA,
+    Config,
+    MapOf,
+    MemoryConfig,
+    PersonaConfig,
+    PlatformConfig,
+    Section,
+)
+from tactful.core.config.yamlpos import MapAt, parse
+from tactful.core.errors import BadInput, ConfigError
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "config" / "tactful.example.yaml"
+
+
+def write(folder: Path, text: str, name: str = "tactful.yaml") -> Path:
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def error_of(path: Path) -> str:
+    with pytest.raises(ConfigError) as info:
+        load_config(path, environ={})
+    message = str(info.value)
+    assert len(message.splitlines()) == 1, message
+    return message
+
+
+@pytest.fixture(params=["libyaml", "pure-python"])
+def either_parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a test with libyaml (what users get when it is installed) and without it."""
+    if request.param == "pure-python":
+        monkeypatch.delattr(yaml, "CSafeLoader", raising=False)
+    elif not hasattr(yaml, "CSafeLoader"):
+        pytest.skip("PyYAML was built without libyaml")
+    return str(request.param)
+
+
+# ---- choosing the file ---------------------------------------------------------------------
+
+
+def test_no_file_anywhere_gives_the_built_in_defaults(tmp_path: Path) -> None:
+    config = load_config(environ={}, cwd=tmp_path)
+    assert config == Config()
+    assert config.source is None
+    assert config.persona == PersonaConfig("persona", "America/New_York", ())
+    assert config.memory == MemoryConfig(None, 50, 20)
+    assert config.platforms == {}
+    assert config.platform("telegram") == PlatformConfig(None, False, None, None)
+
+
+def test_explicit_path_beats_env_beats_working_directory(tmp_path: Path) -> None:
+    write(tmp_path, "persona: {name: from-cwd}\n")
+    env_file = write(tmp_path, "persona: {name: from-env}\n", "env.yaml")
+    explicit = write(tmp_path, "persona: {name: explicit}\n", "explicit.yaml")
+    environ = {"TACTFUL_CONFIG": str(env_file)}
+
+    assert load_config(explicit, environ=environ, cwd=tmp_path).persona.name == "explicit"
+    assert load_config(environ=environ, cwd=tmp_path).persona.name == "from-env"
+    from_cwd = load_config(environ={}, cwd=tmp_path)
+    assert from_cwd.persona.name == "from-cwd"
+    assert from_cwd.source == tmp_path / "tactful.yaml"
+
+
+def test_a_missing_explicit_path_is_an_error_not_the_defaults(tmp_path: Path) -> None:
+    write(tmp_path, "persona: {name: from-cwd}\n")
+    with pytest.raises(ConfigError, match=r"nope\.yaml: no such config file"):
+        load_config(tmp_path / "nope.yaml", environ={}, cwd=tmp_path)
+
+
+def test_a_missing_env_file_is_an_error_that_names_the_variable(tmp_path: Path) -> None:
+    write(tmp_path, "persona: {name: from-cwd}\n")
+    environ = {"TACTFUL_CONFIG": str(tmp_path / "gone.yaml")}
+    with pytest.raises(ConfigError, match=r"gone\.yaml: no such config file; fix \$TACTFUL_CONFIG"):
+        load_config(environ=environ, cwd=tmp_path)
+
+
+def test_an_empty_env_variable_counts_as_unset(tmp_path: Path) -> None:
+    write(tmp_path, "persona: {name: from-cwd}\n")
+    assert load_config(environ={"TACTFUL_CONFIG": ""}, cwd=tmp_path).persona.name == "from-cwd"
+
+
+def test_relative_paths_start_from_the_given_working_directory(tmp_path: Path) -> None:
+    write(tmp_path, "persona: {name: relative}\n", "mine.yaml")
+    config = load_config(Path("mine.yaml"), environ={}, cwd=tmp_path)
+    assert config.persona.name == "relative"
+    assert config.source == tmp_path / "mine.yaml"
+    assert load_config(environ={"TACTFUL_CONFIG": "mine.yaml"}, cwd=tmp_path).source == (
+        tmp_path / "mine.yaml"
+    )
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "# only a comment\n", "~\n", "---\n"])
+def test_an_empty_file_means_defaults(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path, text)
+    config = load_config(path, environ={})
+    assert config == Config(source=path)
+
+
+def test_importing_the_loader_does_not_import_yaml() -> None:
+    code = "import tactful.core.config.loader, sys; print('yaml' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
+
+
+def test_the_defaults_path_does_not_import_yaml(tmp_path: Path) -> None:
+    code = (
+        "import sys, pathlib; from tactful.core.config.loader import load_config; "
+        f"c = load_config(environ={{}}, cwd=pathlib.Path({str(tmp_path)!r})); "
+        "print(c.source, 'yaml' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["None", "False"]
+
+
+# ---- the file itself ---------------------------------------------------------------------------
+
+
+def test_the_example_file_loads_and_sets_every_key() -> None:
+    config = load_config(EXAMPLE, environ={})
+    assert config.source == EXAMPLE
+    assert set(config.platforms) == set(schema.PLATFORMS)
+    assert config.platform("telegram").mode == "persona"
+
+    tree = parse(EXAMPLE.read_text(encoding="utf-8"))
+    written: set[str] = set()
+
+    def collect(node: object, prefix: str) -> None:
+        if isinstance(node, MapAt):
+            for entry in node.entries:
+                key = f"{prefix}.{entry.key}" if prefix else entry.key
+                written.add(key)
+                collect(entry.value, key)
+
+    collect(tree, "")
+    for section_path, section in _all_sections():
+        for field in section.fields:
+            assert f"{section_path}.{field.name}".lstrip(".") in written
+
+
+def _all_sections() -> list[tuple[str, Section[Any]]]:
+    found: list[tuple[str, Section[Any]]] = [("", CONFIG_SCHEMA)]
+    for field in CONFIG_SCHEMA.fields:
+        if isinstance(field.kind, Section):
+            found.append((field.name, field.kind))
+        if isinstance(field.kind, MapOf):
+            found.extend((f"{field.name}.{name}", item) for name, item in field.kind.items.items())
+    return found
+
+
+def test_every_schema_field_is_a_dataclass_field_and_optional_means_none() -> None:
+    import dataclasses
+
+    for _, section in _all_sections():
+        defaults = {f.name: f.default for f in dataclasses.fields(section.build())}
+        for field in section.fields:
+            assert field.name in defaults
+            assert (defaults[field.name] is None) == field.optional, field.name
+
+
+def test_a_full_file_is_read_into_typed_values(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "persona:\n"
+        "  name: galatea\n"
+        "  timezone: Europe/Amsterdam\n"
+        "  owners: ['X:@Galatea_Owner', 'bluesky:owner.bsky.social', 'telegram:12345']\n"
+        "memory: {compact_after: 30, keep_full: 5}\n"
+        "platforms:\n"
+        "  telegram: {account: bot, dry_run: yes, mode: companion, base_url: 'http://127.0.0.1:8081'}\n"
+        "  threads:\n",
+    )
+    config = load_config(path, environ={})
+    assert config.persona == PersonaConfig(
+        "galatea",
+        "Europe/Amsterdam",
+        ("x:galatea_owner", "bluesky:owner.bsky.social", "telegram:12345"),
+    )
+    assert config.memory == MemoryConfig(None, 30, 5)
+    assert config.platforms == {
+        "telegram": PlatformConfig("bot", True, "http://127.0.0.1:8081", "companion"),
+        "threads": PlatformConfig(),
+    }
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "tactful.yaml"
+    path.write_bytes(b"\xef\xbb\xbfpersona: {name: bom}\n")
+    assert load_config(path, environ={}).persona.name == "bom"
+
+
+def test_anchors_and_merge_keys_work_and_written_keys_win(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "platforms:\n"
+        "  x: &shared {account: galatea, dry_run: true}\n"
+        "  threads:\n"
+        "    <<: *shared\n"
+        "    account: other\n",
+    )
+    platforms = load_config(path, environ={}).platforms
+    assert platforms["x"] == PlatformConfig("galatea", True)
+    assert platforms["threads"] == PlatformConfig("other", True)
+
+
+# ---- memory.home -------------------------------------------------------------------------------
+
+
+def test_a_relative_home_starts_from_the_config_folder_not_the_cwd(tmp_path: Path) -> None:
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    path = write(folder, "memory:\n  home: ../memory/galatea\n")
+    config = load_config(path, environ={}, cwd=elsewhere)
+    assert config.memory.home == (tmp_path / "memory" / "galatea").resolve()
+
+
+def test_home_expands_the_tilde(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    path = write(tmp_path, "memory: {home: ~/tactful}\n")
+    assert load_config(path, environ={}).memory.home == (tmp_path / "user" / "tactful").resolve()
+
+
+# ---- one line per error: file, line, key, expected, found ------------------------------------
+
+# text, line, key path, then fragments that must all be in the message (expected, found, hint)
+ERRORS = [
+    pytest.param(
+        "persona:\n  name: galatea\n\n  timzone: UTC\n",
+        4,
+        "persona.timzone",
+        ["unknown key (expected one of: name, timezone, owners)", "did you mean 'timezone'?"],
+        id="typo",
+    ),
+    pytest.param(
+        "memory:\n  home: null\n\n\n\n\n  compact_after: fifty\n",
+        7,
+        "memory.compact_after",
+        ['expected an integer, found string "fifty"'],
+        id="word-for-integer",
+    ),
+    pytest.param(
+        "memory:\n  keep_full: true\n",
+        2,
+        "memory.keep_full",
+        ["expected an integer, found boolean true"],
+        id="boolean-is-not-integer",
+    ),
+    pytest.param(
+        "memory:\n  keep_full: 2.0\n",
+        2,
+        "memory.keep_full",
+        ["expected an integer, found number 2.0"],
+        id="float-is-not-integer",
+    ),
+    pytest.param(
+        "memory:\n  keep_full: '20'\n",
+        2,
+        "memory.keep_full",
+        ['expected an integer, found string "20"', "remove the quotes"],
+        id="quoted-integer",
+    ),
+    pytest.param(
+        "memory:\n  keep_full: 0\n",
+        2,
+        "memory.keep_full",
+        ["expected an integer of at least 1, found integer 0"],
+        id="below-minimum",
+    ),
+    pytest.param(
+        "persona:\n  name: 42\n",
+        2,
+        "persona.name",
+        ["expected a non-empty string, found integer 42", 'quote it if it is meant as text: "42"'],
+        id="integer-is-not-text",
+    ),
+    pytest.param(
+        "persona:\n  timezone: UTC\n  name:\n",
+        3,
+        "persona.name",
+        ["expected a non-empty string, found nothing (null)", "delete the line"],
+        id="empty-value",
+    ),
+    pytest.param(
+        "platforms:\n  x:\n    dry_run: 'true'\n",
+        3,
+        "platforms.x.dry_run",
+        ['expected true or false, found string "true"', "remove the quotes"],
+        id="quoted-boolean",
+    ),
+    pytest.param(
+        "- persona\n- memory\n",
+        1,
+        "top level",
+        ["expected a mapping with keys persona, memory, platforms, found a list"],
+        id="top-level-list",
+    ),
+    pytest.param(
+        "\npersona: galatea\n",
+        2,
+        "persona",
+        ['expected a mapping with keys name, timezone, owners, found string "galatea"'],
+        id="section-not-mapping",
+    ),
+    pytest.param(
+        "timezone: UTC\n",
+        1,
+        "timezone",
+        ["unknown key (expected one of: persona, memory, platforms)", "'persona.timezone'"],
+        id="key-in-wrong-section",
+    ),
+    pytest.param(
+        "responders: {}\n",
+        1,
+        "responders",
+        ["unknown key (expected one of: persona, memory, platforms)"],
+        id="not-yet-a-section",
+    ),
+    pytest.param(
+        "platforms:\n  blusky: {}\n",
+        2,
+        "platforms.blusky",
+        ["unknown key (expected one of: x, bluesky, threads, telegram)", "'bluesky'"],
+        id="unknown-platform",
+    ),
+    pytest.param(
+        "platforms:\n  x:\n    mode: companion\n",
+        3,
+        "platforms.x.mode",
+        ["unknown key (expected one of: account, dry_run, base_url)", "only telegram has a mode"],
+        id="mode-outside-telegram",
+    ),
+    pytest.param(
+        "platforms:\n  telegram:\n    mode: compnion\n",
+        3,
+        "platforms.telegram.mode",
+        ['expected one of: persona, companion, found string "compnion"', "'companion'"],
+        id="bad-mode",
+    ),
+    pytest.param(
+        "platforms:\n  bluesky:\n    base_url: ftp://pds.example.org\n",
+        3,
+        "platforms.bluesky.base_url",
+        ["expected an http(s) URL", 'found string "ftp://pds.example.org"'],
+        id="base-url-scheme",
+    ),
+    pytest.param(
+        "platforms:\n  x:\n    account: galatea/main\n",
+        3,
+        "platforms.x.account",
+        ['expected an account name without spaces or slashes, found string "galatea/main"'],
+        id="account-with-slash",
+    ),
+    pytest.param(
+        "persona:\n  owners:\n    - x:fine\n    - myspace:galatea\n",
+        4,
+        "persona.owners[1]",
+        ['expected "platform:handle"', 'found string "myspace:galatea"'],
+        id="owner-platform",
+    ),
+    pytest.param(
+        "persona:\n  owners: [galatea_owner]\n",
+        2,
+        "persona.owners[0]",
+        ['found string "galatea_owner"', 'e.g. "x:galatea_owner"'],
+        id="owner-without-platform",
+    ),
+    pytest.param(
+        "persona:\n  owners: ['x:']\n",
+        2,
+        "persona.owners[0]",
+        ['expected "platform:handle"', 'found string "x:"'],
+        id="owner-empty-handle",
+    ),
+    pytest.param(
+        "persona:\n  owners: ['x:me@example.com', 'x:a..b']\n",
+        2,
+        "persona.owners[0]",
+        ['expected "platform:handle"', 'found string "x:me@example.com"', "e-mail address"],
+        id="owner-email-is-no-handle",
+    ),
+    pytest.param(
+        "persona:\n  owners: x:galatea_owner\n",
+        2,
+        "persona.owners",
+        ['expected a list of "platform:handle"', "write a list"],
+        id="owners-not-a-list",
+    ),
+    pytest.param(
+        "persona:\n  on: true\n",
+        2,
+        "persona",
+        ["expected a key name (text), found boolean true", '"on":'],
+        id="key-that-yaml-reads-as-boolean",
+    ),
+    pytest.param(
+        "persona:\n  name: !!binary aGVsbG8=\n",
+        2,
+        "persona.name",
+        ["YAML tags are not supported here, found !!binary"],
+        id="explicit-tag",
+    ),
+    pytest.param(
+        "persona:\n  name: 2024-02-30\n",
+        2,
+        "persona.name",
+        ['cannot read "2024-02-30"', "quote it"],
+        id="impossible-date",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "key", "fragments"), ERRORS)
+def test_errors_name_file_line_key_expected_and_found(
+    tmp_path: Path, text: str, line: int, key: str, fragments: list[str]
+) -> None:
+    path = write(tmp_path, text)
+    message = error_of(path)
+    assert message.startswith(f"{path}:{line}: {key}: "), message
+    for fragment in fragments:
+        assert fragment in message
+
+
+def test_the_message_names_the_file_as_found_in_the_working_directory(tmp_path: Path) -> None:
+    write(tmp_path, "persona:\n  name: galatea\n\n  timzone: UTC\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(environ={}, cwd=tmp_path)
+    assert str(info.value) == (
+        "tactful.yaml:4: persona.timzone: unknown key (expected one of: name, timezone, owners); "
+        "did you mean 'timezone'?"
+    )
+
+
+def test_config_errors_are_bad_input_with_exit_code_2(tmp_path: Path) -> None:
+    with pytest.raises(BadInput) as info:
+        load_config(write(tmp_path, "nope: 1\n"), environ={})
+    assert info.value.exit_code == 2
+
+
+def test_a_duplicate_key_is_an_error_at_its_second_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "persona:\n  name: a\n  timezone: UTC\n  name: b\n")
+    message = error_of(path)
+    assert message.startswith(f"{path}:4: persona.name: duplicate key (first at line 2)")
+
+
+def test_a_duplicate_section_is_an_error(tmp_path: Path) -> None:
+    path = write(tmp_path, "memory: {}\npersona: {}\nmemory: {keep_full: 3}\n")
+    assert error_of(path).startswith(f"{path}:3: memory: duplicate key (first at line 1)")
+
+
+def test_tab_indentation_is_reported_with_its_line(tmp_path: Path, either_parser: str) -> None:
+    path = write(tmp_path, "persona:\n  name: a\n\ttimezone: UTC\n")
+    message = error_of(path)
+    assert message.startswith(f"{path}:3: invalid YAML: ")
+    assert "not tabs" in message
+
+
+def test_an_unclosed_quote_is_reported(tmp_path: Path, either_parser: str) -> None:
+    path = write(tmp_path, "persona:\n  name: 'galatea\n  timezone: UTC\n")
+    message = error_of(path)
+    assert message.startswith(f"{path}:4: invalid YAML: ")
+    assert "(line 2)" in message  # where the quote opened
+    assert "closing quote" in message
+
+
+def test_bad_indentation_is_reported(tmp_path: Path, either_parser: str) -> None:
+    path = write(tmp_path, "persona:\n  name: a\n   timezone: UTC\n")
+    assert error_of(path).startswith(f"{path}:3: invalid YAML: ")
+
+
+def test_two_documents_are_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "persona: {}\n---\nmemory: {}\n")
+    message = error_of(path)
+    assert message.startswith(f"{path}:2: invalid YAML: ")
+    assert "'---'" in message
+
+
+def test_a_control_character_is_reported_at_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "persona:\n  name: é\n  timezone: U\x07TC\n")
+    message = error_of(path)
+    assert message.startswith(f"{path}:3: invalid YAML: control character U+0007")
+
+
+# ---- values with rules -------------------------------------------------------------------------
+
+
+def test_a_bad_time_zone_names_the_key_and_suggests(tmp_path: Path) -> None:
+    path = write(tmp_path, "persona:\n  timezone: America/New_Yrok\n")
+    message = error_of(path)
+    assert message.startswith(f"{path}:2: persona.timezone: expected an IANA time zone")
+    assert 'found string "America/New_Yrok"' in message
+    assert "did you mean 'America/New_York'?" in message
+
+
+@pytest.mark.parametrize("zone", ["Mars/Olympus", "../../etc/passwd", "/etc/localtime", "EST 5"])
+def test_time_zones_that_are_not_iana_names_are_refused(tmp_path: Path, zone: str) -> None:
+    path = write(tmp_path, f"persona:\n  timezone: '{zone}'\n")
+    assert error_of(path).startswith(f"{path}:2: persona.timezone: expected an IANA time zone")
+
+
+@pytest.mark.parametrize(
+    ("memory", "line", "key", "expected"),
+    [
+        ("compact_after: 20\n  keep_full: 20", 2, "compact_after", "greater than keep_full (20)"),
+        ("keep_full: 5\n  compact_after: 4", 3, "compact_after", "greater than keep_full (5)"),
+        ("keep_full: 50", 2, "keep_full", "less than compact_after (50)"),
+    ],
+)
+def test_compact_after_must_exceed_keep_full(
+    tmp_path: Path, memory: str, line: int, key: str, expected: str
+) -> None:
+    path = write(tmp_path, f"memory:\n  {memory}\n")
+    message = error_of(path)
+    assert message.startswith(f"{path}:{line}: memory.{key}: expected an integer {expected}")
+
+
+def test_compact_after_just_above_keep_full_is_fine(tmp_path: Path) -> None:
+    path = write(tmp_path, "memory: {compact_after: 21, keep_full: 20}\n")
+    assert load_config(path, environ={}).memory == MemoryConfig(None, 21, 20)
+
+
+# ---- secrets -----------------------------------------------------------------------------------
+
+SECRET = "hunter2-do-not-print-me"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "key", "command"),
+    [
+        ("platforms:\n  x:\n    api_key: V", 3, "platforms.x.api_key", "set x api_key"),
+        ("platforms:\n  x:\n    consumer_secret: V", 3, "platforms.x.consumer_secret", "set x "),
+        ("platforms:\n  telegram:\n    token: V", 3, "platforms.telegram.token", "telegram token"),
+        ("platforms:\n  bluesky: {password: V}", 2, "platforms.bluesky.password", "set bluesky "),
+        ("platforms:\n  x: {accessToken: V}", 2, "platforms.x.accessToken", "set x access_token"),
+        ("bearer: V", 1, "bearer", "set PLATFORM bearer"),
+        ("persona:\n  owners:\n    - {client-secret: V}", 3, "persona.owners[0].client-secret", ""),
+        ("anything:\n  deep:\n    apikey: V", 3, "anything.deep.apikey", "set PLATFORM apikey"),
+    ],
+)
+def test_secrets_are_refused_anywhere_without_echoing_them(
+    tmp_path: Path, text: str, line: int, key: str, command: str
+) -> None:
+    path = write(tmp_path, text.replace("V", SECRET) + "\n")
+    message = error_of(path)
+    assert message.startswith(f"{path}:{line}: {key}: ")
+    assert "tactful credentials set " in message
+    assert command in message
+    assert SECRET not in message
+
+
+def test_a_secret_is_reported_even_after_another_mistake(tmp_path: Path) -> None:
+    path = write(tmp_path, "persona: {nmae: a}\nplatforms:\n  x: {access_token: " + SECRET + "}\n")
+    message = error_of(path)
+    assert message.startswith(f"{path}:3: platforms.x.access_token: ")
+    assert SECRET not in message
+
+
+def test_a_password_inside_base_url_is_refused_and_not_echoed(tmp_path: Path) -> None:
+    path = write(tmp_path, f"platforms:\n  x:\n    base_url: https://me:{SECRET}@api.example.org\n")
+    message = error_of(path)
+    assert message.startswith(f"{path}:3: platforms.x.base_url: expected a URL without")
+    assert SECRET not in message
+
+
+@pytest.mark.parametrize(
+    "key", ["max_tokens", "token_count", "token_url", "secretary", "keyboard", "passenger", ""]
+)
+def test_words_that_merely_contain_a_secret_word_are_not_secrets(key: str) -> None:
+    assert not is_secret_key(key)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "token",
+        "bot_token",
+        "API_KEY",
+        "apiKey",
+        "x-api-key",
+        "Password",
+        "privateKey",
+        "secret_key",
+        "client_secrets",
+        "accesstoken",
+        "credentials",
+    ],
+)
+def test_secret_key_spellings(key: str) -> None:
+    assert is_secret_key(key)
+
+
+# ---- files that are not config files -----------------------------------------------------------
+
+
+def test_a_file_that_is_not_utf8_is_reported_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "tactful.yaml"
+    path.write_bytes(b"persona:\n  name: caf\xe9\n")
+    message = error_of(path)
+    assert message == f"{path}:2: expected UTF-8 text, found byte 0xe9; save the file as UTF-8"
+
+
+def test_a_utf16_file_is_named_as_such(tmp_path: Path) -> None:
+    path = tmp_path / "tactful.yaml"
+    path.write_bytes("persona: {}\n".encode("utf-16"))
+    assert "found UTF-16; save the file as UTF-8" in error_of(path)
+
+
+def test_a_folder_is_not_a_config_file(tmp_path: Path) -> None:
+    (tmp_path / "tactful.yaml").mkdir()
+    with pytest.raises(ConfigError, match=r"^tactful\.yaml: is a folder, not a file; point"):
+        load_config(environ={}, cwd=tmp_path)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_pipe_is_refused_without_blocking(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "tactful.yaml")
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_config(environ={}, cwd=tmp_path)
+
+
+def test_a_huge_file_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "# padding\n" * (MAX_BYTES // 10 + 1))
+    assert "too large for a config file" in error_of(path)
+
+
+def test_alias_expansion_is_capped(tmp_path: Path) -> None:
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    for this, previous in zip("bcdefghi", "abcdefgh", strict=True):
+        lines.append(f"{this}: &{this} [{', '.join([f'*{previous}'] * 10)}]")
+    path = write(tmp_path, "\n".join(lines) + "\n")  # a billion values once expanded
+    # In a child process with a time and memory limit, so that without the cap this test fails
+    # instead of taking the machine down with it.
+    code = (
+        "import resource, sys; from pathlib import Path\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+        "from tactful.core.config.loader import load_config\n"
+        "from tactful.core.errors import ConfigError\n"
+        "try:\n"
+        f"    load_config(Path({str(path)!r}), environ={{}})\n"
+        "except ConfigError as exc:\n"
+        "    print(exc)\n"
+    )
+    command = [sys.executable, "-c", code]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=20)
+    assert result.returncode == 0, result.stderr[-500:]
+    assert "the document expands to more than 10000 values" in result.stdout
+
+
+def test_an_alias_loop_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "persona: &p\n  owners: [*p]\n")
+    assert "an alias refers to the value that contains it" in error_of(path)
+
+
+def test_deep_nesting_is_refused(tmp_path: Path, either_parser: str) -> None:
+    path = write(tmp_path, "persona: " + "[" * 5000 + "]" * 5000 + "\n")
+    assert "invalid YAML" in error_of(path) or "nested too deeply" in error_of(path)
+
+
+# ---- anything at all ---------------------------------------------------------------------------
+
+# Pieces of YAML and of tactful's own keys, so that random files reach the schema, not only the
+# parser.
+FRAGMENTS = st.sampled_from(
+    [
+        "\n", "  ", "    ", "\t", "- ", ": ", ":", "#", "'", '"', "[", "]", "{", "}", ",", "&a ",
+        "*a", "<<: ", "!!int ", "!x ", "? ", "|", ">", "---", "...", "~", "null", "yes", "on",
+        "0b_", "2024-02-30", "1e3", "-1", "50", "persona", "memory", "platforms", "name",
+        "timezone", "owners", "home", "compact_after", "keep_full", "x", "telegram", "mode",
+        "companion", "base_url", "http://h", "account", "dry_run", "token", "x:a", "UTC", "é",
+        "\u2028", "\x85", "\ufeff", "\x00", "\\n",
+    ]
+)  # fmt: skip
+CONFIG_TEXT = st.one_of(st.text(), st.lists(FRAGMENTS, max_size=40).map("".join))
+
+
+def _loads_or_config_error(path: Path) -> None:
+    try:
+        config = load_config(path, environ={})
+    except ConfigError as exc:
+        message = str(exc)
+        assert len(message.splitlines()) == 1, message
+        assert message.startswith(str(path))
+    else:
+        assert isinstance(config, Config)
+
+
+FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@settings(FUZZ, max_examples=300)
+@given(text=CONFIG_TEXT)
+def test_any_text_loads_or_raises_config_error(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "fuzz.yaml"
+    path.write_text(text, encoding="utf-8", newline="")
+    _loads_or_config_error(path)
+
+
+@settings(FUZZ, max_examples=100)
+@given(data=st.binary())
+def test_any_bytes_load_or_raise_config_error(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "fuzz.yaml"
+    path.write_bytes(data)
+    _loads_or_config_error(path)

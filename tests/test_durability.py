@@ -1,0 +1,130 @@
+"""Crashes and concurrent writers: a file is always old or new, never torn, and nothing is lost."""
+
+from __future__ import annotations
+
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from tactful.core.memory import personfile
+
+TZ = ZoneInfo("America/New_York")
+
+RAW_WRITER = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from tactful.core.memory.atomic import write_atomic
+    path = Path(sys.argv[1])
+    n = 0
+    print("ready", flush=True)
+    while True:
+        n += 1
+        # ~2 MB per version, so a kill lands mid-write often
+        write_atomic(path, (f"version {n}\\n" * 150_000) + f"end {n}\\n")
+""")
+
+REMEMBER_WRITER = textwrap.dedent("""
+    import sys
+    from tactful.core.cli.main import main
+    home = sys.argv[1]
+    print("ready", flush=True)
+    n = 0
+    while True:
+        n += 1
+        main(["--home", home, "remember", "x", "target", "--kind", "reply",
+              "--they", f"message number {n} " + "padding " * 30])
+""")
+
+CONCURRENT_WORKER = textwrap.dedent("""
+    import sys
+    from tactful.core.cli.main import main
+    home, worker = sys.argv[1], sys.argv[2]
+    for n in range(10):
+        code = main(["--home", home, "remember", "x", "shared", "--kind", "reply",
+                     "--they", f"w{worker}-m{n}", "--at", f"2026-10-{1 + n:02d}T10:00:00-04:00"])
+        assert code == 0, code
+""")
+
+
+def _start(script: str, *args: str) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-c", script, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def _kill(proc: subprocess.Popen[str], delay: float) -> None:
+    time.sleep(delay)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+def _version_is_whole(text: str) -> bool:
+    lines = text.split("\n")
+    if len(lines) != 150_002 or lines[-1] != "":
+        return False
+    n = lines[0].removeprefix("version ")
+    return all(line == f"version {n}" for line in lines[:-2]) and lines[-2] == f"end {n}"
+
+
+@pytest.mark.slow
+def test_killed_writer_leaves_old_or_new_never_torn(tmp_path: Path) -> None:
+    path = tmp_path / "target.md"
+    rng = random.Random(7)
+    seen_versions = set()
+    for _ in range(25):
+        proc = _start(RAW_WRITER, str(path))
+        _kill(proc, rng.uniform(0.02, 0.4))
+        if path.exists():
+            text = path.read_text()
+            assert _version_is_whole(text), "torn file after a kill"
+            seen_versions.add(text.split("\n", 1)[0])
+    assert seen_versions, "the writer never finished a single version: the test proved nothing"
+    leftovers = [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]
+    # A temporary file may be left behind by a kill; it is hidden and never read as a person.
+    assert all(p.name.startswith(".tmp-target.md.") for p in leftovers)
+
+
+@pytest.mark.slow
+def test_killed_remember_never_corrupts_the_person(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    rng = random.Random(11)
+    counts = []
+    for _ in range(20):
+        proc = _start(REMEMBER_WRITER, str(home))
+        _kill(proc, rng.uniform(0.05, 0.5))
+        path = home / "people" / "x" / "target.md"
+        if path.exists():
+            person = personfile.read(path, TZ, "x", "target")
+            counts.append(person.interaction_count())
+    assert counts and counts == sorted(counts), "an entry was lost or the file went backwards"
+    assert counts[-1] > 0
+
+
+@pytest.mark.slow
+def test_eight_processes_ten_entries_each_all_eighty_kept(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    procs = [subprocess.Popen([sys.executable, "-c", CONCURRENT_WORKER, str(home), str(w)],
+                              stderr=subprocess.PIPE, text=True) for w in range(8)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=240)
+        assert proc.returncode == 0, err
+    path = home / "people" / "x" / "shared.md"
+    person = personfile.read(path, TZ, "x", "shared")
+    assert person.interaction_count() == 80
+    text = path.read_text()
+    for w in range(8):
+        for n in range(10):
+            assert f"w{w}-m{n}" in text, f"lost w{w}-m{n}"
+    assert not [p for p in path.parent.iterdir() if p.name.startswith(".tmp-")]
+    assert [p.name for p in (home / "people" / "x").iterdir()] == ["shared.md"]
