@@ -120,12 +120,15 @@ def main() -> None:
         print(f"home: {args.people} person files + one with 50 entries "
               f"(built in {time.perf_counter() - started:.1f} s)")
         tactful = str(Path(sys.executable).with_name("tactful"))
+        config = Path(__file__).resolve().parent.parent / "config" / "tactful.example.yaml"
         times = timed_runs({
             "python3 -c pass": [sys.executable, "-c", "pass"],
             "tactful check (1 handle)": [tactful, "--home", str(root), "check", "x",
                                          "person00000"],
             "tactful check (id lookup)": [tactful, "--home", str(root), "check", "x",
                                           "renamed_person", "--id", "424242"],
+            "tactful check (with config)": [tactful, "--home", str(root), "--config",
+                                            str(config), "check", "x", "person00000"],
         }, args.runs)
         base = statistics.median(times["python3 -c pass"])
         print(f"\n{'command':<28}{'median ms':>10}{'p90 ms':>9}{'× bare':>8}")

@@ -112,3 +112,14 @@ def test_real_process_exit_codes(home: Path) -> None:
     assert checked.returncode == 3 and "DO_NOT_ENGAGE" in checked.stdout
     bad = run_process("check", "x", "../../etc/passwd")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_config_check(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ok = cli("config", "check")
+    assert ok.code == 0 and "built-in defaults" in ok.out
+    example = Path(__file__).parent.parent / "config" / "tactful.example.yaml"
+    assert cli("config", "check", "--config", str(example)).code == 0
+    (tmp_path / "tactful.yaml").write_text("memory:\n  compact_after: fifty\n")
+    bad = cli("config", "check")
+    assert bad.code == 2
+    assert "tactful.yaml:2: memory.compact_after: expected" in bad.err and "fifty" in bad.err

@@ -14,16 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tactful.core.config import schema
-from tactful.core.config.loader import MAX_BYTES, is_secret_key, load_config
-from tactful.core.config.schema import (
-    CONFIG_SCHEMA,
-    Config,
-    MapOf,
-    MemoryConfig,
-    PersonaConfig,
-    PlatformConfig,
-    Section,
-)
+from tactful.core.config.loader import load_config
+from tactful.core.config.reading import MAX_BYTES, is_secret_key
+from tactful.core.config.schema import CONFIG_SCHEMA, MapOf, Section
+from tactful.core.config.values import Config, MemoryConfig, PersonaConfig, PlatformConfig
 from tactful.core.config.yamlpos import MapAt, parse
 from tactful.core.errors import BadInput, ConfigError
 

@@ -16,7 +16,7 @@ from tactful.core.memory.store import People
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from tactful.core.config.schema import Config
+    from tactful.core.config.values import Config
 
 
 @dataclass

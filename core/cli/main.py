@@ -49,20 +49,20 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(target=target)
         return sub
 
-    memory = "tactful.core.cli.memory_commands"
-    sub = command("check", f"{memory}:check",
+    reading, writing = "tactful.core.cli.reading", "tactful.core.cli.writing"
+    sub = command("check", f"{reading}:check",
                   "may these accounts be touched? exit 3 do-not-engage, 4 memory unavailable")
     sub.add_argument("platform")
     sub.add_argument("handles", nargs="+", metavar="HANDLE")
     sub.add_argument("--id", help="the account's stable platform id (one handle only)")
 
-    sub = command("card", f"{memory}:card", "the card to read before replying to someone")
+    sub = command("card", f"{reading}:card", "the card to read before replying to someone")
     sub.add_argument("platform")
     sub.add_argument("handle")
     sub.add_argument("--id", help="the account's stable platform id, if known")
     sub.add_argument("--json", action="store_true", help="one JSON object")
 
-    sub = command("remember", f"{memory}:remember", "record one interaction")
+    sub = command("remember", f"{writing}:remember", "record one interaction")
     sub.add_argument("platform")
     sub.add_argument("handle")
     sub.add_argument("--kind", required=True, metavar="K",
@@ -81,40 +81,40 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--display-name", metavar="N")
     sub.add_argument("--id", metavar="ID", help="their stable platform id")
 
-    sub = command("pin", f"{memory}:pin", "pin something they or I said")
+    sub = command("pin", f"{writing}:pin", "pin something they or I said")
     sub.add_argument("platform")
     sub.add_argument("handle")
     sub.add_argument("text")
     sub.add_argument("--by", required=True, choices=("them", "me"))
 
-    sub = command("unpin", f"{memory}:unpin", "remove pin N")
+    sub = command("unpin", f"{writing}:unpin", "remove pin N")
     sub.add_argument("platform")
     sub.add_argument("handle")
     sub.add_argument("number", type=int, metavar="N")
 
-    sub = command("resolve", f"{memory}:resolve", "mark open thread N resolved (never erased)")
+    sub = command("resolve", f"{writing}:resolve", "mark open thread N resolved (never erased)")
     sub.add_argument("platform")
     sub.add_argument("handle")
     sub.add_argument("number", type=int, metavar="N")
 
-    sub = command("flag", f"{memory}:flag", "add a flag to a person")
+    sub = command("flag", f"{writing}:flag", "add a flag to a person")
     sub.add_argument("platform")
     sub.add_argument("handle")
     sub.add_argument("name")
     sub.add_argument("--reason", metavar="T")
 
-    sub = command("unflag", f"{memory}:unflag", "remove a flag")
+    sub = command("unflag", f"{writing}:unflag", "remove a flag")
     sub.add_argument("platform")
     sub.add_argument("handle")
     sub.add_argument("name")
 
-    sub = command("dne", f"{memory}:dne", "turn do-not-engage on or off")
+    sub = command("dne", f"{writing}:dne", "turn do-not-engage on or off")
     sub.add_argument("platform")
     sub.add_argument("handle")
     sub.add_argument("state", choices=("on", "off"))
     sub.add_argument("--reason", metavar="T")
 
-    sub = command("set", f"{memory}:set_", "set fixed facts: kind, collaborator, name, id")
+    sub = command("set", f"{writing}:set_", "set fixed facts: kind, collaborator, name, id")
     sub.add_argument("platform")
     sub.add_argument("handle")
     sub.add_argument("--kind", choices=("person", "owner", "bot", "brand"))
@@ -125,14 +125,21 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--display-name", metavar="N")
     sub.add_argument("--id", metavar="ID")
 
-    sub = command("link", f"{memory}:link", "link two accounts as one person, with public proof")
+    sub = command("link", f"{writing}:link", "link two accounts as one person, with public proof")
     sub.add_argument("first", metavar="PLATFORM:HANDLE")
     sub.add_argument("second", metavar="PLATFORM:HANDLE")
     sub.add_argument("--proof", required=True, metavar="URL")
 
-    sub = command("export", f"{memory}:export", "print everything held about one person")
+    sub = command("export", f"{reading}:export", "print everything held about one person")
     sub.add_argument("platform")
     sub.add_argument("handle")
+
+    sub = command("config", "", "check the configuration file")
+    actions = sub.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    actions.required = True
+    check_config = actions.add_parser("check", parents=[common],
+                                      help="load the config and report errors with file and line")
+    check_config.set_defaults(target="tactful.core.cli.config_commands:check")
 
     sub = command("demo", "tactful.core.cli.demo:run",
                   "a tour in a throwaway home: no credentials, no network")

@@ -189,14 +189,18 @@ class _Pattern:
     imperative: bool = False
 
 
-# What comes right before a verb that is being reported or negated rather than ordered.
+# What comes right before a verb that is being reported or negated rather than ordered. "You
+# will ignore..." and "you must ignore..." stay orders; "I'd ignore..." is an opinion.
 _REPORTED = re.compile(
-    r"(?:\b(?:i|we|they|he|she|you|people|always|often|sometimes|usually|never|not|don't"
-    r"|do not|didn't|can't|cannot|won't|shouldn't|wouldn't|would|will|might|could|can)|'d|'ll) $"
+    r"\b(?:(?:i|we|they|he|she|people)(?:'d|'ll| would| will| might| could| can| just| also)?"
+    r"|you|always|often|sometimes|usually|never|not|don't|do not|didn't|can't|cannot|won't"
+    r"|shouldn't|wouldn't) $"
 )
 
 
-def _pattern(reason: str, needles: tuple[str, ...], source: str, *, imperative: bool = False) -> _Pattern:
+def _pattern(
+    reason: str, needles: tuple[str, ...], source: str, *, imperative: bool = False
+) -> _Pattern:
     return _Pattern(reason, needles, re.compile(source), imperative)
 
 
@@ -216,8 +220,8 @@ _AIM = (
     r"|system|your|pre-?existing|foregoing)"
 )
 _ORDERS = (
-    r"(?:instructions?|prompts?|rules(?! of\b)|directives|guidelines|commands|context|constraints"
-    r"|restrictions|programming|guardrails|safeguards|system prompt)"
+    r"(?:instructions?|prompts?|rules(?! of\b)|directives|directions|guidelines|commands|context"
+    r"|constraints|restrictions|programming|guardrails|safeguards|system prompt)"
 )
 _MODEL_ORDERS = r"(?:instructions?|prompts?|directives|guidelines|system prompt|programming)"
 _ADJ = (
@@ -314,7 +318,9 @@ _PATTERNS: tuple[_Pattern, ...] = (
         ("inst]", "sys>>", "</s>", "_of_turn>"),
         r"\[/?inst\]|<</?sys>>|</s>|<(?:start|end)_of_turn>",
     ),
-    _pattern(TEMPLATE_MARKER, ("###",), r"###\s*(?:instruction|instructions|system|response|input)\b"),
+    _pattern(
+        TEMPLATE_MARKER, ("###",), r"###\s*(?:instruction|instructions|system|response|input)\b"
+    ),
     _pattern(
         TEMPLATE_MARKER,
         ("system]", "assistant]", "system>", "sys>", "system_prompt>"),
@@ -352,6 +358,13 @@ _PATTERNS: tuple[_Pattern, ...] = (
     ),
     _pattern(
         OVERRIDE,
+        _VERBS,
+        rf"\b{_VERB} (?:{_DET} ){{0,3}}{_ORDERS} (?:above|before this|you were given"
+        r"|you(?:'ve| have) been given|given to you|from before|so far)\b",
+        imperative=True,
+    ),
+    _pattern(
+        OVERRIDE,
         ("follow",),
         r"\b(?:do not|don't|stop|no longer) follow(?:ing)? (?:any of )?(?:your|the|any)"
         r" (?:previous |prior |above |original |initial |earlier )?"
@@ -375,7 +388,9 @@ _PATTERNS: tuple[_Pattern, ...] = (
         ("todo lo",),
         r"\b(?:ignora|olvida)\s+todo\s+lo\s+(?:anterior|que\s+te\s+(?:dijeron|han dicho))",
     ),
-    _pattern(OVERRIDE, ("tout ce",), r"\b(?:ignore|oublie)z?\s+tout\s+ce\s+qui\s+(?:precede|a ete dit)"),
+    _pattern(
+        OVERRIDE, ("tout ce",), r"\b(?:ignore|oublie)z?\s+tout\s+ce\s+qui\s+(?:precede|a ete dit)"
+    ),
     _pattern(
         OVERRIDE,
         ("negeer",),
@@ -420,6 +435,12 @@ _PATTERNS: tuple[_Pattern, ...] = (
         r"act as (?:an?|the|my|if you (?:are|were))\b[^.!?\n]{1,60}? and (?:then )?"
         r"(?:ignore|disregard|forget|reveal|tell|answer|respond|reply|say|output|print|repeat"
         r"|write|never|always|don't|do not|bypass|pretend|stop|only|must|will)\b",
+    ),
+    _pattern(
+        PERSONA,
+        ("act as my",),
+        r"(?:^|[.!?:;,\n] ?|\b(?:please|now|you will|you must|i want you to) )act as my\b"
+        r"[^.!?\n]{1,40}? and\b",
     ),
     _pattern(
         PERSONA,
@@ -469,6 +490,21 @@ _PATTERNS: tuple[_Pattern, ...] = (
     ),
     _pattern(
         PROMPT_REQUEST,
+        ("you were", "you've been", "you have been", "you got"),
+        r"\b(?:what|tell me|show me|list|repeat|reveal|print|share)\b[^.!?\n]{0,20}?"
+        r"\b(?:rules|instructions|guidelines|directives|prompt) (?:that |which )?"
+        r"(?:you were|you've been|you have been|you got) (?:given|told|trained)",
+    ),
+    _pattern(
+        PROMPT_REQUEST,
+        ("system ", "prompt", "instructions"),
+        rf"\b(?:your|the) (?:{_ADJ} )?(?:system prompt|system message|pre-?prompt"
+        r"|hidden instructions|initial instructions|secret instructions)\b[^.!?\n]{0,15}?"
+        r"\b(?:say|says|contain|contains|look like|looks like|include|includes)\b"
+        r"|\bwhat(?:'s| is) in (?:your|the) system (?:prompt|message)",
+    ),
+    _pattern(
+        PROMPT_REQUEST,
         ("written", "said", "prompt"),
         r"\bwhat (?:was|is) (?:written|said) (?:above|before this)|\b(?:beginning|start|first"
         r" (?:line|words)) of (?:your|the) (?:system )?prompt\b",
@@ -500,13 +536,20 @@ _SQUASHED: tuple[_Pattern, ...] = (
     ),
     _squashed(
         PROMPT_REQUEST,
-        ("system prompt", "system message", "initial prompt", "hidden instructions", "secret instructions"),
+        (
+            "system prompt", "system message", "initial prompt", "hidden instructions",
+            "secret instructions",
+        ),
         r"(?: reveal | print | show | repeat | output | dump | leak | display )(?: me )?"
         r"(?: your | the )(?: full | exact | entire | complete | original | initial | hidden"
         r" | secret )*(?: system prompt | system message | initial prompt | hidden instructions"
         r" | secret instructions )",
     ),
-    _squashed(PERSONA, ("mode",), r"you(?: are | r )now(?: in )?(?: developer | dan | jailbreak | god )mode"),
+    _squashed(
+        PERSONA,
+        ("mode",),
+        r"you(?: are | r )now(?: in )?(?: developer | dan | jailbreak | god )mode",
+    ),
     _squashed(
         OVERRIDE,
         ("instructies",),

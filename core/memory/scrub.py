@@ -213,17 +213,35 @@ _NEXT_WORD = re.compile(r"[ \t]+([a-z]+)")
 # Words that may follow a street address. Any other lowercase word means the street name was
 # an adjective: "the 9 Supreme Court justices", "2 Wall Street banks".
 _AFTER_ADDRESS = frozenset(
-    ["in", "is", "was", "and", "or", "to", "for", "near", "at", "on", "with", "where", "which", "apt", "apartment", "unit", "suite", "ste", "floor", "now", "since", "until", "but", "so", "because", "if", "then", "the", "a", "an", "this", "that", "today", "tomorrow", "yesterday", "tonight", "next", "last", "please", "thanks", "just", "will", "has", "have", "had", "are", "were", "be", "by", "from", "of", "off", "between", "across", "opposite", "behind", "around", "downtown"]
+    (
+        "in", "is", "was", "and", "or", "to", "for", "near", "at", "on", "with", "where", "which",
+        "apt", "apartment", "unit", "suite", "ste", "floor", "now", "since", "until", "but", "so",
+        "because", "if", "then", "the", "a", "an", "this", "that", "today", "tomorrow", "yesterday",
+        "tonight", "next", "last", "please", "thanks", "just", "will", "has", "have", "had", "are",
+        "were", "be", "by", "from", "of", "off", "between", "across", "opposite", "behind",
+        "around", "downtown",
+    )
+)  # fmt: skip
+
+
+# Words that make the number a count or an index: "Chapter 11 Main Street", "the 3 Little Pigs".
+_NOT_HOUSE = re.compile(
+    r"(?i)\b(?:the|chapter|page|top|route|gate|room|level|episode|season|part|vol|volume|no"
+    r"|number|version|act|scene|step|day|week|rank|section|article|verse|stage|round|track"
+    r"|side|floor|platform|bus|tram|line)\.?\s*$"
 )
 
 
 def _address_ok(m: re.Match[str], text: str) -> bool:
-    # "In 2020 Main Street closed" names a year, not a house number.
     number = m.group("n")
+    before = max(0, m.start() - 12)
+    if _NOT_HOUSE.search(text, before, m.start()):
+        return False
+    # "In 2020 Main Street closed" names a year, not a house number.
     if (
         len(number) == 4
         and number[:2] in ("19", "20")
-        and _YEAR_CONTEXT.search(text, max(0, m.start() - 12), m.start()) is not None
+        and _YEAR_CONTEXT.search(text, before, m.start()) is not None
     ):
         return False
     following = _NEXT_WORD.match(text, m.end())
@@ -341,12 +359,12 @@ _QUOTED = r"(?:\"(?P<q>[^\"\n]{1,120})\"|'(?P<q2>[^'\n]{1,120})')"
 
 # Env-style names such as DB_PASSWORD or smtp_pwd count too: the prefix ends in '_', which
 # passes the word-start check, and a suffix may follow.
-_PASSWORD_KEY = (
+_LOGIN_WORDS = (
     r"(?:password|passwd|passwort|passphrase|passcode|pass_?word|pwd|pw|wachtwoord"
     r"|kennwort|contrase[ñn]a|mot\s+de\s+passe|senha|пароль)(?:_[A-Za-z0-9]+)*\b[\"']?"
 )
 _PASSWORD_NEEDLES = ("pass", "pw", "wachtwoord", "kennwort", "contrase", "mot", "senha", "пароль")
-_TOKEN_KEY = (
+_API_WORDS = (
     r"(?:api[_ -]?key|apikey|access[_ -]?key|secret[_ -]?key|access[_ -]?token"
     r"|auth[_ -]?token|refresh[_ -]?token|id[_ -]?token|session[_ -]?(?:id|token|key)"
     r"|client[_ -]?secret|private[_ -]?key|signing[_ -]?key|secret|token|key|credentials?)"
@@ -399,11 +417,16 @@ _RULES: tuple[_Rule, ...] = (
         r"|(?:AKIA|ASIA)[A-Z0-9]{16}"
         r"|npm_[A-Za-z0-9]{36}"
         r"|hf_[A-Za-z0-9]{30,}"
+        r"|xai-[A-Za-z0-9]{20,}"
+        r"|GOCSPX-[A-Za-z0-9_-]{20,}"
+        # X/Twitter app bearer tokens open with a long run of A's.
+        r"|A{16,}[A-Za-z0-9%_-]{20,}"
         r")(?![\w-])",
         needles=(
             "_live_", "_test_", "whsec_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
-            "glpat-", "xox", "aiza", "ya29.", "akia", "asia", "npm_", "hf_",
-        ),  # fmt: skip
+            "glpat-", "xox", "aiza", "ya29.", "akia", "asia", "npm_", "hf_", "xai-", "gocspx-",
+            "aaaaaaaaaaaaaaaa",
+        ),
     ),
     # OpenAI/Anthropic style; "sk-" alone is too common a prefix, so the rest must look random.
     _Rule(
@@ -441,7 +464,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "token",
         0,
-        _TOKEN_KEY + r"\s*(?:[:=]|\bis\b|\bwas\b)\s*[\"']?(?P<v>[A-Za-z0-9_\-+/=.~]{12,})",
+        _API_WORDS + r"\s*(?:[:=]|\bis\b|\bwas\b)\s*[\"']?(?P<v>[A-Za-z0-9_\-+/=.~]{12,})",
         check=_random_value,
         needles=("key", "token", "secret", "credential"),
         lower=True,
@@ -453,7 +476,7 @@ _RULES: tuple[_Rule, ...] = (
         "password",
         1,
         # "password: x", "pw=x", and a quoted value right after the keyword.
-        _PASSWORD_KEY + rf"(?:\s*[:=]\s*|\s*(?=[\"']))(?:{_QUOTED}|{_BARE})",
+        _LOGIN_WORDS + rf"(?:\s*[:=]\s*|\s*(?=[\"']))(?:{_QUOTED}|{_BARE})",
         check=_password_value,
         needles=_PASSWORD_NEEDLES,
         lower=True,
@@ -462,7 +485,9 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "password",
         1,
-        _PASSWORD_KEY + r"\s+(?:is|was|ist|es|est|is\s+now|to|naar|auf)\s+"
+        # "my password is x", "the password for the wifi is x", "my password's x".
+        _LOGIN_WORDS + r"(?:\s+(?:for|of|to|on)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w.-]+"
+        r"(?:\s+[\w.-]+)?)?(?:\s+(?:is|was|ist|es|est|is\s+now|to|naar|auf)\s+|'s\s+|’s\s+)"
         rf"(?:{_QUOTED}|{_BARE})",
         check=_password_like,
         needles=_PASSWORD_NEEDLES,
@@ -531,7 +556,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "card",
         3,
-        r"(?<![\w.,/+#:$€£¥=-])(?:[0-9]{13,19}"
+        r"(?<![\w.,/+:$€£¥=-])(?:[0-9]{13,19}"
         r"|[0-9]{4}(?P<s>[ -])[0-9]{4}(?P=s)[0-9]{4}(?P=s)[0-9]{1,4}(?:(?P=s)[0-9]{1,3})?"
         r"|[0-9]{4}(?P<t>[ -])[0-9]{6}(?P=t)[0-9]{4,5})"
         r"(?![\w/]|[.,-][0-9])",
@@ -565,7 +590,7 @@ _RULES: tuple[_Rule, ...] = (
         needles=(
             "passport", "ssn", "social", "national", "bsn", "burgerservicenummer", "sofinummer",
             "licen", "personalausweis", "dni", "nino", "tax", "id ", "id#", "id:", "identi",
-        ),  # fmt: skip
+        ),
         word_start=True,
     ),
     # --- phone
@@ -578,6 +603,17 @@ _RULES: tuple[_Rule, ...] = (
         in_links=False,
         needles=("+",),
         run=6,
+    ),
+    # The same with the 00 exit prefix, which needs a separator to stand apart from plain ids.
+    _Rule(
+        "phone",
+        5,
+        r"(?<![\w+/=.:-])(?<![0-9] )00[1-9][0-9]{0,2}[ .-](?:\([0-9]{1,4}\)|[0-9]{1,5})"
+        r"(?:[ .-]?(?:\([0-9]{1,4}\)|[0-9]{1,5})){0,5}"
+        r"(?![\w]|[.,-][0-9])",
+        check=_digit_count(10, 17),
+        in_links=False,
+        run=10,
     ),
     _Rule(
         "phone",
@@ -592,7 +628,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "phone",
         5,
-        r"(?<![\w.+/=:-])0[0-9]{1,4}(?:[ .-][0-9]{2,8}){1,4}(?![\w]|[.,:/-][0-9])",
+        # Not part of a longer row of numbers: "04 11 23 35 42 49" is a lottery draw.
+        r"(?<![\w.+/=:-])(?<![0-9] )0[0-9]{1,4}(?:[ .-][0-9]{2,8}){1,4}(?![\w]|[ .,:/-][0-9])",
         check=_digit_count(10, 11),
         in_links=False,
         run=11,
@@ -638,6 +675,16 @@ _RULES: tuple[_Rule, ...] = (
         r"\s+[0-9]{1,5}[a-z]?(?![\w])",
         in_links=False,
         needles=_GLUED_NEEDLES,
+        needs_digit=True,
+    ),
+    _Rule(
+        "address",
+        6,
+        r"(?<![\w-])(?:Calle|Avenida|Avda\.|Paseo|Rua|Rúa|Viale|Piazza|Carrer)\s+"
+        r"(?:(?:de|del|la|los|las|do|da|dos|das|di|della)\s+)*[A-ZÀ-ÖØ-Þ][\w'’-]*"
+        r"(?:\s+[A-ZÀ-ÖØ-Þ][\w'’-]*)?,?\s+(?:n[º°o]\.?\s*)?[0-9]{1,4}(?![\w])",
+        in_links=False,
+        needles=("calle", "avenida", "avda.", "paseo", "rua", "rúa", "viale", "piazza", "carrer"),
         needs_digit=True,
     ),
     _Rule(

@@ -16,7 +16,6 @@ from tactful.core.memory import identity, personfile
 from tactful.core.memory.atomic import locked, write_atomic
 from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.person import Person
-from tactful.core.memory.recording import new_person, refresh
 from tactful.core.memory.settings import MemorySettings
 
 T = TypeVar("T")
@@ -44,6 +43,10 @@ class People:
 
     def change(self, platform: str, handle: str, mutate: Callable[[Person], T]) -> tuple[Person, T]:
         """Load (or start) a person, apply `mutate`, recompute, write atomically, under lock."""
+        # Imported here, not above: it pulls in the scrubber and the injection guard, whose
+        # patterns `check` and `card` (readers only) should not pay for.
+        from tactful.core.memory.recording import new_person, refresh
+
         people = self.home.people(platform)
         self.home.prepare_folder(people)
         path = self.home.person_path(platform, handle)

@@ -1,18 +1,17 @@
-"""The memory commands: check, card, remember, pin, unpin, resolve, flag, unflag, dne, set,
-link, export. Each parses its input into normalized names, calls memory, and prints one line."""
+"""The commands that change memory: remember, pin, unpin, resolve, flag, unflag, dne, set, link.
+
+Each parses its input into normalized names, calls memory, and prints one line that never
+carries anyone's words.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Callable
 from datetime import datetime
 
 from tactful.core.cli.context import Context
 from tactful.core.errors import BadInput
-from tactful.core.memory import card as cards
-from tactful.core.memory import check as checks
 from tactful.core.memory import linking, recording
 from tactful.core.memory.clock import parse_timestamp
 from tactful.core.memory.handles import (
@@ -57,81 +56,6 @@ def _change(context: Context, args: argparse.Namespace, verb: str,
     person, outcome = context.people.change(platform, handle, mutate)
     return _report(person, outcome, verb)
 
-
-# ----------------------------------------------------------------------- reading
-
-def check(context: Context, args: argparse.Namespace) -> int:
-    platform = normalize_platform(args.platform)
-    handles = [normalize_handle(h, platform) for h in args.handles]
-    person_id = normalize_id(args.id) if args.id else None
-    if person_id and len(handles) != 1:
-        raise BadInput("--id names one account; give exactly one HANDLE with it")
-    context.home.require_readable()
-    verdicts = [checks.check(context.people, platform, h, person_id) for h in handles]
-    for verdict in verdicts:
-        print(verdict.line())
-    return checks.overall_exit(verdicts)
-
-
-def card(context: Context, args: argparse.Namespace) -> int:
-    platform, handle = _target(args)
-    person_id = normalize_id(args.id) if args.id else None
-    context.home.require_readable()
-    verdict = checks.check(context.people, platform, handle, person_id)
-    if verdict.status == checks.UNREADABLE:
-        print(f"tactful: {verdict.why}", file=sys.stderr)
-        return verdict.exit_code
-    tz = context.settings.tz
-    if args.json:
-        print(cards.render_json(cards.build(verdict, tz)))
-    else:
-        sys.stdout.write(cards.render_text(verdict, tz))
-    return verdict.exit_code
-
-
-def export(context: Context, args: argparse.Namespace) -> int:
-    platform, handle = _target(args)
-    context.home.require_readable()
-    person = context.people.load(platform, handle)
-    path = context.home.person_path(platform, handle)
-    events = _log_events(context, platform, handle)
-    if person is None and not events:
-        raise BadInput(f"nothing is held about {platform}/@{handle}")
-    print(f"# everything tactful holds about {platform}/@{handle}")
-    if person is not None:
-        print(f"## {path}")
-        sys.stdout.write(path.read_text(encoding="utf-8"))
-    print(f"## {context.home.engagement_log} ({len(events)} events)")
-    for event in events:
-        print(json.dumps(event, ensure_ascii=False))
-    return 0
-
-
-def _log_events(context: Context, platform: str, handle: str) -> list[dict[str, object]]:
-    path = context.home.engagement_log
-    found: list[dict[str, object]] = []
-    try:
-        with open(path, encoding="utf-8", errors="replace") as log:
-            for line in log:
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                if not isinstance(event, dict) or event.get("platform") != platform:
-                    continue
-                raw = event.get("handle")
-                try:
-                    same = isinstance(raw, str) and normalize_handle(raw, platform) == handle
-                except BadInput:
-                    same = False
-                if same:
-                    found.append(event)
-    except FileNotFoundError:
-        pass
-    return found
-
-
-# ----------------------------------------------------------------------- writing
 
 def remember(context: Context, args: argparse.Namespace) -> int:
     tz = context.settings.tz

@@ -1,0 +1,93 @@
+"""The commands that only read memory: check, card, export.
+
+Kept apart from the writing commands so that `check` and `card` never import the scrubber, the
+injection guard or anything else a write needs: they run before every reply and must be quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from tactful.core.cli.context import Context
+from tactful.core.errors import BadInput
+from tactful.core.memory import card as cards
+from tactful.core.memory import check as checks
+from tactful.core.memory.handles import normalize_handle, normalize_id, normalize_platform
+
+
+def _target(args: argparse.Namespace) -> tuple[str, str]:
+    platform = normalize_platform(args.platform)
+    return platform, normalize_handle(args.handle, platform)
+
+
+def check(context: Context, args: argparse.Namespace) -> int:
+    platform = normalize_platform(args.platform)
+    handles = [normalize_handle(h, platform) for h in args.handles]
+    person_id = normalize_id(args.id) if args.id else None
+    if person_id and len(handles) != 1:
+        raise BadInput("--id names one account; give exactly one HANDLE with it")
+    context.home.require_readable()
+    verdicts = [checks.check(context.people, platform, h, person_id) for h in handles]
+    for verdict in verdicts:
+        print(verdict.line())
+    return checks.overall_exit(verdicts)
+
+
+def card(context: Context, args: argparse.Namespace) -> int:
+    platform, handle = _target(args)
+    person_id = normalize_id(args.id) if args.id else None
+    context.home.require_readable()
+    verdict = checks.check(context.people, platform, handle, person_id)
+    if verdict.status == checks.UNREADABLE:
+        print(f"tactful: {verdict.why}", file=sys.stderr)
+        return verdict.exit_code
+    tz = context.settings.tz
+    if args.json:
+        print(cards.render_json(cards.build(verdict, tz)))
+    else:
+        sys.stdout.write(cards.render_text(verdict, tz))
+    return verdict.exit_code
+
+
+def export(context: Context, args: argparse.Namespace) -> int:
+    platform, handle = _target(args)
+    context.home.require_readable()
+    person = context.people.load(platform, handle)
+    path = context.home.person_path(platform, handle)
+    events = _log_events(context, platform, handle)
+    if person is None and not events:
+        raise BadInput(f"nothing is held about {platform}/@{handle}")
+    print(f"# everything tactful holds about {platform}/@{handle}")
+    if person is not None:
+        print(f"## {path}")
+        sys.stdout.write(path.read_text(encoding="utf-8"))
+    print(f"## {context.home.engagement_log} ({len(events)} events)")
+    for event in events:
+        print(json.dumps(event, ensure_ascii=False))
+    return 0
+
+
+def _log_events(context: Context, platform: str, handle: str) -> list[dict[str, object]]:
+    path = context.home.engagement_log
+    found: list[dict[str, object]] = []
+    try:
+        with open(path, encoding="utf-8", errors="replace") as log:
+            for line in log:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(event, dict) or event.get("platform") != platform:
+                    continue
+                raw = event.get("handle")
+                try:
+                    same = isinstance(raw, str) and normalize_handle(raw, platform) == handle
+                except BadInput:
+                    same = False
+                if same:
+                    found.append(event)
+    except FileNotFoundError:
+        pass
+    return found
