@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from tactful.core.config.values import Config
+    from tactful.core.memory.store import Written
 
 
 @dataclass
@@ -53,7 +54,22 @@ class Context:
 
     @cached_property
     def people(self) -> People:
-        return People(self.home, self.settings)
+        people = People(self.home, self.settings)
+        people.after_write.append(self._index_person)
+        return people
+
+    def _index_person(self, written: Written) -> None:
+        # The index is disposable: if it cannot be updated it is dropped and rebuilt later,
+        # and the write that just succeeded stands.
+        from tactful.core.memory import index
+
+        index.update_person(self.home, written.person, written.text, written.stat)
+
+    def after_memory_change(self) -> None:
+        """Regenerate the desk: after remember, pin, unpin, a journal entry and sync-log."""
+        from tactful.core.memory import desk
+
+        desk.regenerate(self.home, self.settings, self.now())
 
     def now(self) -> datetime:
         return now(self.settings.tz)

@@ -134,6 +134,32 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("platform")
     sub.add_argument("handle")
 
+    logs = "tactful.core.cli.log_commands"
+    sub = command("journal", f"{logs}:journal", "add a dated note or post of mine to the journal")
+    sub.add_argument("text")
+    sub.add_argument("--link", metavar="URL")
+    sub.add_argument("--at", metavar="ISO", help="when (default: now)")
+
+    sub = command("sync-log", f"{logs}:sync_log",
+                  "carry every engagement-log event into person files and the journal")
+    sub.add_argument("--log", metavar="FILE", help="the log to read (default: the home's)")
+
+    search = "tactful.core.cli.search_commands"
+    sub = command("search", f"{search}:search", "full-text search over memory")
+    sub.add_argument("query")
+    sub.add_argument("--platform")
+    sub.add_argument("--limit", type=int, default=10)
+    sub.add_argument("--json", action="store_true")
+    command("reindex", f"{search}:reindex", "rebuild the search index from the files")
+    command("hot", f"{search}:hot", "regenerate the desk (hot.md) and print it")
+
+    sub = command("forget", "tactful.core.cli.forget:forget",
+                  "erase everything held about a person, and keep them forgotten")
+    sub.add_argument("platform")
+    sub.add_argument("handle")
+    sub.add_argument("--keep-dne", action="store_true",
+                     help="keep a minimal file that says do_not_engage and nothing else")
+
     sub = command("config", "", "check the configuration file")
     actions = sub.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
     actions.required = True

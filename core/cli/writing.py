@@ -7,11 +7,12 @@ carries anyone's words.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from datetime import datetime
 
 from tactful.core.cli.context import Context
-from tactful.core.errors import BadInput
+from tactful.core.errors import BadInput, TactfulError
 from tactful.core.memory import linking, recording
 from tactful.core.memory.clock import parse_timestamp
 from tactful.core.memory.handles import (
@@ -28,6 +29,14 @@ from tactful.core.memory.recording import Outcome
 def _target(args: argparse.Namespace) -> tuple[str, str]:
     platform = normalize_platform(args.platform)
     return platform, normalize_handle(args.handle, platform)
+
+
+def _desk(context: Context) -> None:
+    """The change stands even if the desk cannot be rebuilt; say so, once, and go on."""
+    try:
+        context.after_memory_change()
+    except TactfulError as exc:
+        print(f"tactful: warning: the desk was not regenerated: {exc}", file=sys.stderr)
 
 
 def _report(person: Person, outcome: Outcome, verb: str) -> int:
@@ -54,6 +63,7 @@ def _change(context: Context, args: argparse.Namespace, verb: str,
         if context.people.load(platform, handle) is None:
             raise BadInput(f"no file for {platform}/@{handle}; nothing to {verb}")
     person, outcome = context.people.change(platform, handle, mutate)
+    _desk(context)
     return _report(person, outcome, verb)
 
 
@@ -73,6 +83,7 @@ def remember(context: Context, args: argparse.Namespace) -> int:
 
     person, outcome = context.people.change(platform, handle, mutate)
     _auto_link(context, person)
+    _desk(context)
     return _report(person, outcome, "remembered")
 
 
@@ -164,6 +175,7 @@ def link(context: Context, args: argparse.Namespace) -> int:
     reason = f"linked by hand; proof: {proof}"
     for (platform, handle), other in ((first, second), (second, first)):
         _add_link(context, platform, handle, f"{other[0]}/{other[1]}", reason, at, proof)
+    _desk(context)
     print(f"linked {first[0]}/@{first[1]} and {second[0]}/@{second[1]} — proof: {proof}")
     return 0
 

@@ -18,7 +18,12 @@ from pathlib import Path
 TEMP_PREFIX = ".tmp-"
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
+def write_atomic(path: Path, data: str | bytes) -> os.stat_result:
+    """Replace `path` with `data` atomically; returns the stat of exactly what was written.
+
+    The stat is taken before the rename (which keeps inode, size and mtime), so a caller can
+    tell later whether the file on disk is still this version or another writer's.
+    """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     folder = path.parent
     fd, temp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{path.name}.", dir=folder)
@@ -27,12 +32,14 @@ def write_atomic(path: Path, data: str | bytes) -> None:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
+            written = os.fstat(handle.fileno())
         os.replace(temp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
     _fsync_folder(folder)
+    return written
 
 
 def _fsync_folder(folder: Path) -> None:

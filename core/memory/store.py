@@ -7,6 +7,7 @@ parse is never written over: the change fails with its file and line.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -19,7 +20,18 @@ from tactful.core.memory.person import Person
 from tactful.core.memory.settings import MemorySettings
 
 T = TypeVar("T")
-AfterWrite = Callable[[Person], None]
+
+
+@dataclass(frozen=True)
+class Written:
+    """What one change wrote: the person, the exact text, and the stat of that version."""
+
+    person: Person
+    text: str
+    stat: os.stat_result
+
+
+AfterWrite = Callable[[Written], None]
 
 
 @dataclass
@@ -56,7 +68,8 @@ class People:
                                                                    self.settings)
                 result = mutate(person)
                 refresh(person, self.settings)
-                write_atomic(path, personfile.dumps(person, self.settings.tz))
+                text = personfile.dumps(person, self.settings.tz)
+                written = Written(person, text, write_atomic(path, text))
                 if person.id is not None:
                     identity.record(self.home, platform, person.id, handle)
                 else:
@@ -64,7 +77,7 @@ class People:
         except OSError as exc:
             raise unwritable(path, exc) from exc
         for hook in self.after_write:
-            hook(person)
+            hook(written)
         return person, result
 
     def same_id(self, platform: str, person_id: str, *, besides: str) -> list[Person]:

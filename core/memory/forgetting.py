@@ -1,0 +1,161 @@
+"""Forgetting a person, completely (SPEC §9).
+
+Their file, the marks their handle left (id map, lock, leftover temp files), their lines in the
+engagement log, the dry-run outbox, the desk and its archive, their links from other people's
+files, and their rows in the index (rebuilt into a new file, so no free page keeps their words).
+A tombstone then keeps an old log from bringing them back. `keep_dne` leaves a file that says
+do_not_engage and nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from tactful.core.errors import BadInput, MemoryUnavailable
+from tactful.core.memory import desk, index, tombstones
+from tactful.core.memory.atomic import TEMP_PREFIX, locked, write_atomic
+from tactful.core.memory.handles import normalize_handle, split_ref
+from tactful.core.memory.home import Home, unwritable
+from tactful.core.memory.person import Person
+from tactful.core.memory.settings import MemorySettings
+from tactful.core.memory.store import People
+
+ENGAGEMENT_LOCK = Path(".locks") / "engagement.lock"
+OUTBOX = Path("outbox") / "dry-run.jsonl"
+
+
+@dataclass
+class Forgotten:
+    file: bool = False
+    log_events: int = 0
+    outbox_lines: int = 0
+    archive_lines: int = 0
+    links: list[str] = field(default_factory=list)
+
+
+def _about(event: object, platform: str, handle: str) -> bool:
+    if not isinstance(event, dict) or event.get("platform") != platform:
+        return False
+    raw = event.get("handle")
+    try:
+        return isinstance(raw, str) and normalize_handle(raw, platform) == handle
+    except BadInput:
+        return False
+
+
+def filter_jsonl(path: Path, keep: Callable[[object], bool]) -> int:
+    """Rewrite a JSON-lines file without the lines `keep` refuses; returns how many went.
+
+    Lines that are not JSON are kept as they are: they belong to no one we can name.
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return 0
+    kept, removed = [], 0
+    for line in raw.split(b"\n"):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            kept.append(line)
+            continue
+        if keep(event):
+            kept.append(line)
+        else:
+            removed += 1
+    if removed:
+        write_atomic(path, b"\n".join(kept))
+    return removed
+
+
+def _drop_archive_lines(home: Home, ref: str) -> int:
+    path = home.root / desk.ARCHIVE
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except FileNotFoundError:
+        return 0
+    kept = [line for line in lines if ref not in line]
+    if len(kept) != len(lines):
+        write_atomic(path, "\n".join(kept))
+    return len(lines) - len(kept)
+
+
+def _unlink_marks(home: Home, platform: str, handle: str) -> None:
+    folder = home.people(platform)
+    with contextlib.suppress(FileNotFoundError):
+        for name in os.listdir(folder):
+            if name.startswith(f"{TEMP_PREFIX}{handle}.md."):
+                with contextlib.suppress(FileNotFoundError):
+                    (folder / name).unlink()
+    ids = home.ids(platform)
+    with contextlib.suppress(FileNotFoundError):
+        for person_id in os.listdir(ids):
+            marker = ids / person_id / handle
+            if marker.exists():
+                marker.unlink()
+                with contextlib.suppress(OSError):
+                    (ids / person_id).rmdir()
+
+
+def _minimal(platform: str, handle: str) -> str:
+    return f"---\nplatform: {platform}\nhandle: {handle}\ndo_not_engage: true\n---\n"
+
+
+def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
+           keep_dne: bool, now: datetime) -> Forgotten:
+    home.require_readable()
+    people = People(home, settings)
+    path = home.person_path(platform, handle)
+    done = Forgotten()
+    lock = home.person_lock(platform, handle)
+    try:
+        with locked(lock):
+            person: Person | None
+            try:
+                person = people.load(platform, handle)
+            except MemoryUnavailable:
+                person = None  # a broken file is still theirs: it goes all the same
+            done.file = path.exists()
+            if keep_dne:
+                write_atomic(path, _minimal(platform, handle))
+            elif path.is_dir():
+                shutil.rmtree(path)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+            _unlink_marks(home, platform, handle)
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()
+        ref = f"{platform}/{handle}"
+        for link in person.aka if person else []:
+            other_platform, other_handle = split_ref(link.ref)
+            if people.load(other_platform, other_handle) is not None:
+                people.change(other_platform, other_handle, lambda p: _unlink_aka(p, ref))
+                done.links.append(link.ref)
+        with locked(home.root / ENGAGEMENT_LOCK):
+            done.log_events = filter_jsonl(home.engagement_log,
+                                           lambda e: not _about(e, platform, handle))
+        done.outbox_lines = filter_jsonl(home.root / OUTBOX,
+                                         lambda e: not _about(e, platform, handle))
+        tombstones.bury(home, platform, handle, now)
+        with locked(home.root / ".locks" / "desk.lock"):
+            done.archive_lines = _drop_archive_lines(home, f"{platform}/@{handle}")
+        index.rebuild(home, settings)
+    except OSError as exc:
+        raise unwritable(path, exc) from exc
+    # The desk is rebuilt from the fresh index, so their line leaves it without being archived.
+    with contextlib.suppress(FileNotFoundError):
+        (home.root / desk.DESK).unlink()
+    desk.regenerate(home, settings, now)
+    return done
+
+
+def _unlink_aka(person: Person, ref: str) -> None:
+    person.aka = [a for a in person.aka if a.ref != ref]

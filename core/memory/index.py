@@ -1,0 +1,324 @@
+"""The search index: SQLite FTS5 over memory, disposable and rebuilt from the files (SPEC §7).
+
+Files are the truth. The index is updated by the writer after every person write, and checked
+against the files before it is used: a file whose size, mtime or inode differ from what was
+indexed is hashed, and re-read only when its content really changed. A missing, corrupt or
+outdated index is rebuilt into a new file and swapped in; it never writes to a person file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from pathlib import Path
+
+from tactful.core.errors import MemoryUnavailable, PersonFileCorrupt
+from tactful.core.memory import personfile
+from tactful.core.memory.atomic import locked
+from tactful.core.memory.home import Home
+from tactful.core.memory.person import Person
+from tactful.core.memory.settings import MemorySettings
+
+FILE = "index.sqlite"
+SCHEMA_VERSION = "1"
+Progress = Callable[[int, int], None]
+
+# Ordered, small steps; a different version means "rebuild", never "migrate": the index is
+# disposable, the files are the truth.
+_SCHEMA = (
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID",
+    "CREATE TABLE files(platform TEXT, handle TEXT, size INTEGER, mtime_ns INTEGER,"
+    " inode INTEGER, sha TEXT, PRIMARY KEY(platform, handle)) WITHOUT ROWID",
+    "CREATE TABLE people(pid INTEGER PRIMARY KEY, platform TEXT, handle TEXT,"
+    " display_name TEXT, kind TEXT, relationship TEXT, dne INTEGER, flags TEXT,"
+    " last_seen INTEGER, spoke_last TEXT, spoke_last_at INTEGER, UNIQUE(platform, handle))",
+    "CREATE TABLE open_items(pid INTEGER, at INTEGER, text TEXT)",
+    "CREATE INDEX open_items_pid ON open_items(pid)",
+    "CREATE TABLE docs(id INTEGER PRIMARY KEY, pid INTEGER, kind TEXT, at INTEGER,"
+    " important INTEGER)",
+    "CREATE INDEX docs_pid ON docs(pid)",
+    "CREATE VIRTUAL TABLE docs_fts USING fts5(body, topics, who,"
+    " tokenize = 'unicode61 remove_diacritics 2')",
+)
+
+
+def path_of(home: Home) -> Path:
+    return home.root / FILE
+
+
+def _epoch(value: datetime | None) -> int | None:
+    return int(value.timestamp()) if value is not None else None
+
+
+@dataclass(frozen=True)
+class Doc:
+    kind: str
+    at: int | None
+    important: bool
+    body: str
+    topics: str
+    who: str
+
+
+def docs_of(person: Person) -> list[Doc]:
+    """What of a person is searchable: entries, compacted lines, pins, and their name."""
+    who = " ".join(filter(None, [person.handle, f"@{person.handle}", person.display_name]))
+    docs = [Doc("person", _epoch(person.last_seen), bool(person.flags), "", "", who)]
+    for entry in person.entries:
+        opens = [i.text for i in entry.open]
+        body = " ".join(filter(None, [entry.they, entry.me, *opens, entry.withheld]))
+        important = bool(entry.me) or entry.withheld is not None or any(
+            i.resolved_at is None for i in entry.open)
+        docs.append(Doc("entry", _epoch(entry.at), important, body, " ".join(entry.topics), who))
+    for older in person.compacted:
+        body = " ".join([older.summary, *(i.text for i in older.open)])
+        important = any(i.resolved_at is None for i in older.open)
+        docs.append(Doc("compact", _epoch(older.at), important, body, "", who))
+    for pin in person.pins:
+        at = _epoch(datetime.fromisoformat(pin.on)) if len(pin.on) == 10 else None
+        docs.append(Doc("pin", at, False, pin.text, "", who))
+    return docs
+
+
+def _summary(person: Person) -> tuple[object, ...]:
+    latest = person.entries[-1] if person.entries else None
+    return (person.platform, person.handle, person.display_name, person.kind,
+            person.relationship, int(person.do_not_engage),
+            ",".join(f.name for f in person.flags), _epoch(person.last_seen),
+            latest.direction if latest else None, _epoch(latest.at) if latest else None)
+
+
+def _put(db: sqlite3.Connection, person: Person, stat: os.stat_result, sha: str) -> None:
+    _drop(db, person.platform, person.handle)
+    cursor = db.execute(
+        "INSERT INTO people(platform, handle, display_name, kind, relationship, dne, flags,"
+        " last_seen, spoke_last, spoke_last_at) VALUES (?,?,?,?,?,?,?,?,?,?)", _summary(person))
+    pid = cursor.lastrowid
+    db.executemany("INSERT INTO open_items(pid, at, text) VALUES (?,?,?)",
+                   [(pid, _epoch(at), item.text) for at, item in person.open_items()])
+    for doc in docs_of(person):
+        doc_id = db.execute("INSERT INTO docs(pid, kind, at, important) VALUES (?,?,?,?)",
+                            (pid, doc.kind, doc.at, int(doc.important))).lastrowid
+        db.execute("INSERT INTO docs_fts(rowid, body, topics, who) VALUES (?,?,?,?)",
+                   (doc_id, doc.body, doc.topics, doc.who))
+    db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?)",
+               (person.platform, person.handle, stat.st_size, stat.st_mtime_ns, stat.st_ino, sha))
+
+
+def _drop(db: sqlite3.Connection, platform: str, handle: str) -> None:
+    row = db.execute("SELECT pid FROM people WHERE platform = ? AND handle = ?",
+                     (platform, handle)).fetchone()
+    db.execute("DELETE FROM files WHERE platform = ? AND handle = ?", (platform, handle))
+    if row is None:
+        return
+    pid = row[0]
+    db.execute("DELETE FROM docs_fts WHERE rowid IN (SELECT id FROM docs WHERE pid = ?)", (pid,))
+    db.execute("DELETE FROM docs WHERE pid = ?", (pid,))
+    db.execute("DELETE FROM open_items WHERE pid = ?", (pid,))
+    db.execute("DELETE FROM people WHERE pid = ?", (pid,))
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, timeout=30, isolation_level=None)
+    db.execute("PRAGMA busy_timeout = 30000")
+    return db
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _person_files(home: Home) -> Iterator[tuple[str, str, os.DirEntry[str]]]:
+    people = home.root / "people"
+    try:
+        platforms = sorted(os.scandir(people), key=lambda e: e.name)
+    except FileNotFoundError:
+        return
+    for folder in platforms:
+        if not folder.is_dir() or folder.name.startswith("."):
+            continue
+        for entry in os.scandir(folder.path):
+            if entry.name.endswith(".md") and not entry.name.startswith(".") and entry.is_file():
+                yield folder.name, entry.name[:-3], entry
+
+
+# --------------------------------------------------------------------------- building
+
+def _lock(home: Home) -> Path:
+    # One writer of the index at a time, and never a swap in the middle of someone's
+    # transaction: a rollback journal left for the old file must not meet the new one.
+    return home.root / ".locks" / "index.lock"
+
+
+def rebuild(home: Home, settings: MemorySettings, progress: Progress | None = None) -> list[str]:
+    """Build a new index from every person file and swap it in; returns the files skipped."""
+    with locked(_lock(home)):
+        return _rebuild(home, settings, progress)
+
+
+def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None) -> list[str]:
+    target = path_of(home)
+    fresh = target.with_name(f".{FILE}.new-{os.getpid()}")
+    with contextlib.suppress(FileNotFoundError):
+        fresh.unlink()
+    skipped: list[str] = []
+    files = list(_person_files(home))
+    db = _connect(fresh)
+    try:
+        db.execute("PRAGMA journal_mode = OFF")
+        db.execute("PRAGMA synchronous = OFF")
+        for statement in _SCHEMA:
+            db.execute(statement)
+        db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+        db.execute("BEGIN")
+        for done, (platform, handle, entry) in enumerate(files, 1):
+            person, stat, sha = _read(Path(entry.path), settings.tz, platform, handle, skipped)
+            if person is not None and stat is not None:
+                _put(db, person, stat, sha)
+            if progress is not None and (done % 200 == 0 or done == len(files)):
+                progress(done, len(files))
+        db.execute("COMMIT")
+    except BaseException:
+        db.close()
+        with contextlib.suppress(FileNotFoundError):
+            fresh.unlink()
+        raise
+    db.close()
+    # Under the lock no transaction is open, so a journal here is a crashed writer's, for the
+    # old file: it must go before the new file takes the name, or SQLite would replay it.
+    for stale in (target.with_name(FILE + "-journal"), target.with_name(FILE + "-wal")):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
+    os.replace(fresh, target)
+    return skipped
+
+
+def _read(path: Path, tz: tzinfo, platform: str, handle: str,
+          skipped: list[str]) -> tuple[Person | None, os.stat_result | None, str]:
+    try:
+        with open(path, "rb") as handle_file:
+            stat = os.fstat(handle_file.fileno())
+            data = handle_file.read()
+        person = personfile.loads(data.decode("utf-8"), tz, path=path, platform=platform,
+                                  handle=handle)
+    except PersonFileCorrupt as exc:
+        skipped.append(str(exc))
+        return None, None, ""
+    except (OSError, UnicodeDecodeError) as exc:
+        skipped.append(f"{path}: {exc}")
+        return None, None, ""
+    return person, stat, _sha(data)
+
+
+def _usable(target: Path) -> sqlite3.Connection | None:
+    if not target.exists():
+        return None
+    db = _connect(target)
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row is not None and row[0] == SCHEMA_VERSION:
+            db.execute("SELECT count(*) FROM docs_fts WHERE docs_fts MATCH 'x'").fetchone()
+            return db
+    except sqlite3.DatabaseError:
+        pass
+    db.close()
+    return None
+
+
+def open_fresh(home: Home, settings: MemorySettings,
+               progress: Progress | None = None) -> tuple[sqlite3.Connection, list[str]]:
+    """The index, brought up to date with the files first. Returns it and what was skipped."""
+    home.require_readable()
+    target = path_of(home)
+    try:
+        with locked(_lock(home)):
+            db = _usable(target)
+            if db is not None:
+                try:
+                    return db, _catch_up(db, home, settings)
+                except sqlite3.DatabaseError:
+                    db.close()  # corrupt or unreadable: never trusted, rebuilt below
+            skipped = _rebuild(home, settings, progress)
+            return _connect(target), skipped
+    except (OSError, sqlite3.DatabaseError) as exc:
+        raise MemoryUnavailable(f"cannot build the index {target}: {exc}; "
+                                "check the home's permissions and free space") from exc
+
+
+def _catch_up(db: sqlite3.Connection, home: Home, settings: MemorySettings) -> list[str]:
+    """Re-read only files that changed behind the index; drop those that are gone."""
+    known = {(p, h): (size, mtime, inode, sha) for p, h, size, mtime, inode, sha
+             in db.execute("SELECT platform, handle, size, mtime_ns, inode, sha FROM files")}
+    skipped: list[str] = []
+    seen = set()
+    changes: list[tuple[str, str, Person | None, os.stat_result | None, str]] = []
+    for platform, handle, entry in _person_files(home):
+        seen.add((platform, handle))
+        stat = entry.stat()
+        old = known.get((platform, handle))
+        if old is not None and old[:3] == (stat.st_size, stat.st_mtime_ns, stat.st_ino):
+            continue
+        path = Path(entry.path)
+        if old is not None:
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            if _sha(data) == old[3]:
+                changes.append((platform, handle, None, stat, old[3]))
+                continue
+        person, fresh_stat, sha = _read(path, settings.tz, platform, handle, skipped)
+        changes.append((platform, handle, person, fresh_stat, sha))
+    gone = [key for key in known if key not in seen]
+    if not changes and not gone:
+        return skipped
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for platform, handle, person, file_stat, sha in changes:
+            if person is not None and file_stat is not None:
+                _put(db, person, file_stat, sha)
+            elif file_stat is not None and sha:
+                db.execute("UPDATE files SET size = ?, mtime_ns = ?, inode = ?"
+                           " WHERE platform = ? AND handle = ?",
+                           (file_stat.st_size, file_stat.st_mtime_ns, file_stat.st_ino,
+                            platform, handle))
+            else:
+                _drop(db, platform, handle)
+        for platform, handle in gone:
+            _drop(db, platform, handle)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return skipped
+
+
+def update_person(home: Home, person: Person, text: str, stat: os.stat_result) -> None:
+    """Called after every person write. No index yet: nothing to do, it is built when needed."""
+    target = path_of(home)
+    if not target.exists():
+        return
+    try:
+        with locked(_lock(home)):
+            db = _connect(target)
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                _put(db, person, stat, _sha(text.encode("utf-8")))
+                db.execute("COMMIT")
+            finally:
+                db.close()
+    except (sqlite3.DatabaseError, OSError):
+        # A broken index is dropped, never trusted: the next reader rebuilds it from the files.
+        with contextlib.suppress(OSError):
+            target.unlink()
+
+
+# --------------------------------------------------------------------------- reading
+
+def rows(db: sqlite3.Connection, sql: str, args: Iterable[object] = ()) -> list[tuple[object, ...]]:
+    return list(db.execute(sql, tuple(args)))

@@ -1,0 +1,85 @@
+"""Search over the index: every token quoted, one score per result (SPEC §7).
+
+score = 3 × relevance + 1 × recency + 0.5 × importance, where relevance is BM25 normalized to
+0..1 within the query, recency halves every 14 days, and importance is 1 for an entry with an
+open item, a withheld (flagged) message or a reply of mine.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+HALF_LIFE_DAYS = 14.0
+WEIGHTS = (3.0, 1.0, 0.5)
+_TOKEN = re.compile(r"\S+")
+_WORDY = re.compile(r"\w", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Hit:
+    platform: str
+    handle: str
+    kind: str
+    at: int | None
+    snippet: str
+    relevance: float
+    recency: float
+    importance: float
+    score: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def match_expression(query: str, joiner: str) -> str | None:
+    """Quote every token so no user text is ever FTS5 syntax; None when nothing is searchable."""
+    tokens = [t for t in _TOKEN.findall(query) if _WORDY.search(t)]
+    if not tokens:
+        return None
+    return f" {joiner} ".join('"' + t.replace('"', '""') + '"' for t in tokens)
+
+
+def search(db: sqlite3.Connection, query: str, now: datetime, *, platform: str | None = None,
+           limit: int = 10) -> list[Hit]:
+    for joiner in ("AND", "OR"):  # all words first; if that finds nothing, any word, once
+        expression = match_expression(query, joiner)
+        if expression is None:
+            return []
+        hits = _run(db, expression, now, platform, limit)
+        if hits:
+            return hits
+    return []
+
+
+def _run(db: sqlite3.Connection, expression: str, now: datetime, platform: str | None,
+         limit: int) -> list[Hit]:
+    pool = max(limit * 20, 200)
+    sql = ("SELECT p.platform, p.handle, d.kind, d.at, d.important, bm25(docs_fts) AS rank,"
+           " snippet(docs_fts, -1, '[', ']', '…', 12)"
+           " FROM docs_fts JOIN docs d ON d.id = docs_fts.rowid JOIN people p ON p.pid = d.pid"
+           " WHERE docs_fts MATCH ?")
+    args: list[object] = [expression]
+    if platform:
+        sql += " AND p.platform = ?"
+        args.append(platform)
+    sql += " ORDER BY rank LIMIT ?"
+    args.append(pool)
+    rows = db.execute(sql, args).fetchall()
+    if not rows:
+        return []
+    best = min(row[5] for row in rows)  # bm25 is negative: lower is better
+    hits = []
+    for plat, handle, kind, at, important, rank, snippet in rows:
+        relevance = rank / best if best < 0 else 1.0
+        age_days = max(0.0, (now.timestamp() - at) / 86400) if at is not None else 365.0
+        recency = 0.5 ** (age_days / HALF_LIFE_DAYS)
+        importance = float(important)
+        score = WEIGHTS[0] * relevance + WEIGHTS[1] * recency + WEIGHTS[2] * importance
+        hits.append(Hit(plat, handle, kind, at, snippet, round(relevance, 4),
+                        round(recency, 4), importance, round(score, 4)))
+    hits.sort(key=lambda h: (-h.score, -(h.at or 0)))
+    return hits[:limit]

@@ -1,0 +1,85 @@
+"""Forgetting is complete (SPEC §9): nothing of the person is left anywhere under the home."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+UNIQUE = "zxqvplonkerwug"  # a word only the forgotten person ever said
+HANDLE = "forget_me_please"
+
+
+def everything_under(home: Path) -> bytes:
+    return b"\n".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
+
+
+def names_under(home: Path) -> str:
+    return "\n".join(str(p.relative_to(home)) for p in home.rglob("*"))
+
+
+@pytest.fixture
+def remembered(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("remember", "x", HANDLE, "--kind", "reply", "--they", f"my {UNIQUE} recipe",
+               "--id", "5550001", "--display-name", "Forget Me", "--open",
+               f"send the {UNIQUE} link").code == 0
+    assert cli("pin", "x", HANDLE, f"calls it {UNIQUE}", "--by", "them").code == 0
+    assert cli("remember", "bluesky", HANDLE, "--kind", "reply", "--they", "hello",
+               "--display-name", "Forget Me").code == 0
+    assert cli("remember", "x", "bystander", "--kind", "reply", "--they", "keep me").code == 0
+    assert cli("search", UNIQUE).out.count(HANDLE) >= 1
+    events = [
+        {"time": "2026-11-29T10:00:00-05:00", "platform": "x", "handle": f"@{HANDLE}",
+         "id": "5550001", "action": "reply", "text": f"about your {UNIQUE}", "url": None,
+         "in_reply_to": None, "thread": None, "dry_run": False, "they": f"{UNIQUE} again"},
+        {"time": "2026-11-29T10:05:00-05:00", "platform": "x", "handle": "bystander",
+         "id": None, "action": "reply", "text": "hello bystander", "url": None,
+         "in_reply_to": None, "thread": None, "dry_run": False},
+    ]
+    (home / "engagement.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    (home / "outbox").mkdir()
+    (home / "outbox" / "dry-run.jsonl").write_text(json.dumps(events[0]) + "\n")
+    assert UNIQUE.encode() in everything_under(home)
+
+
+def test_forget_leaves_no_trace(cli, home: Path, remembered) -> None:  # type: ignore[no-untyped-def]
+    result = cli("forget", "x", HANDLE)
+    assert result.code == 0, result.err
+    assert "1 log events" in result.out and "tombstone written" in result.out
+    assert UNIQUE.encode() not in everything_under(home)
+    assert f"x/{HANDLE}".encode() not in everything_under(home)
+    assert f"x/@{HANDLE}".encode() not in everything_under(home)
+    assert HANDLE not in names_under(home).replace(f"people/bluesky/{HANDLE}", "")
+    assert not (home / "people" / "x" / f"{HANDLE}.md").exists()
+    # the bluesky account was linked as the same person: the link is gone, the account stays
+    assert cli("card", "bluesky", HANDLE, "--json").code == 0
+    assert json.loads(cli("card", "bluesky", HANDLE, "--json").out)["aka"] == []
+    # everyone else is untouched
+    assert "hello bystander" in (home / "engagement.jsonl").read_text()
+    assert cli("search", "keep").out.count("bystander") >= 1
+    assert 'stranger, first real contact' in cli("card", "x", HANDLE).out
+    stones = (home / "tombstones.jsonl").read_text()
+    assert HANDLE not in stones and len(stones.splitlines()) == 1
+
+
+def test_forget_keep_dne_keeps_only_the_flag(cli, home: Path, remembered) -> None:  # type: ignore[no-untyped-def]
+    assert cli("forget", "x", HANDLE, "--keep-dne").code == 0
+    path = home / "people" / "x" / f"{HANDLE}.md"
+    assert path.read_text() == f"---\nplatform: x\nhandle: {HANDLE}\ndo_not_engage: true\n---\n"
+    assert UNIQUE.encode() not in everything_under(home)
+    assert cli("check", "x", HANDLE).code == 3
+
+
+def test_forget_a_corrupt_file_still_forgets(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    path = home / "people" / "x" / f"{HANDLE}.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(f"garbage {UNIQUE}\n")
+    assert cli("forget", "x", HANDLE).code == 0
+    assert not path.exists()
+
+
+def test_forget_bad_handle_is_exit_2(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    home.mkdir()
+    assert cli("forget", "x", "../people").code == 2
+    assert list(home.iterdir()) == []

@@ -1,0 +1,133 @@
+"""The search index (SPEC §7): ranking, quoting, and an index that is never trusted blindly."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+NOW = "2026-11-29T12:00:00-05:00"
+
+
+@pytest.fixture(autouse=True)
+def frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TACTFUL_NOW", NOW)
+
+
+def hits(cli, *argv: str) -> list[dict]:  # type: ignore[no-untyped-def, type-arg]
+    result = cli("search", *argv, "--json")
+    assert result.code == 0, result.err
+    return json.loads(result.out)  # type: ignore[no-any-return]
+
+
+def test_recent_beats_old_at_equal_relevance(cli) -> None:  # type: ignore[no-untyped-def]
+    for handle, at in (("alpha", "2026-09-01T10:00:00-04:00"),
+                       ("bravo", "2026-11-28T10:00:00-05:00")):
+        assert cli("remember", "x", handle, "--kind", "reply", "--they", "loves the eval harness",
+                   "--at", at).code == 0
+    found = [h for h in hits(cli, "eval harness") if h["kind"] == "entry"]
+    assert [h["handle"] for h in found] == ["bravo", "alpha"]
+    assert found[0]["relevance"] == found[1]["relevance"] == 1.0
+    assert found[0]["recency"] > found[1]["recency"]
+
+
+def test_open_item_beats_equal_entry_without(cli) -> None:  # type: ignore[no-untyped-def]
+    at = "2026-11-20T10:00:00-05:00"
+    # The same words in both entries (an open item is searchable text too), so only the open
+    # item itself tells them apart.
+    assert cli("remember", "x", "alpha", "--kind", "reply",
+               "--they", "benchmark numbers soon waiting", "--at", at).code == 0
+    assert cli("remember", "x", "bravo", "--kind", "reply", "--they", "benchmark numbers soon",
+               "--at", at, "--open", "waiting").code == 0
+    found = hits(cli, "benchmark numbers")
+    assert found[0]["handle"] == "bravo" and found[0]["importance"] == 1.0
+    assert found[1]["handle"] == "alpha" and found[1]["importance"] == 0.0
+    assert found[0]["score"] == pytest.approx(found[1]["score"] + 0.5, abs=0.01)
+
+
+def test_half_life_is_fourteen_days(cli) -> None:  # type: ignore[no-untyped-def]
+    assert cli("remember", "x", "alpha", "--kind", "reply", "--they", "quantization",
+               "--at", "2026-11-15T12:00:00-05:00").code == 0
+    entry = next(h for h in hits(cli, "quantization") if h["kind"] == "entry")
+    assert entry["recency"] == pytest.approx(0.5, abs=0.01)
+
+
+def test_all_words_then_any_word(cli) -> None:  # type: ignore[no-untyped-def]
+    assert cli("remember", "x", "alpha", "--kind", "reply", "--they", "tokenizer bug").code == 0
+    assert hits(cli, "tokenizer zebra")[0]["handle"] == "alpha"
+    assert hits(cli, "zebra giraffe") == []
+
+
+@pytest.mark.parametrize("query", [
+    '"', "'", "-", "--", "@", "@@", "***", "()", "a AND", "NEAR(", "x:y", "🙂", "🙂 🙃",
+    "don't", "o'reilly-approved", "eval-harness", "a/b/c", '"unbalanced', "NOT", "*", "^",
+    "\u200f", "שלום", "col:value", "{}", "a\\b",
+])
+def test_odd_queries_never_crash(cli, query: str) -> None:  # type: ignore[no-untyped-def]
+    assert cli("remember", "x", "alpha", "--kind", "reply",
+               "--they", "don't o'reilly-approved eval-harness @ada שלום").code == 0
+    # "--" ends the options, as for any command, so a query may start with "-"
+    result = cli("search", "--", query)
+    assert result.code == 0, result.err
+    assert cli("search", "--json", "--", query).code == 0
+
+
+def test_handles_names_pins_and_platform_filter(cli) -> None:  # type: ignore[no-untyped-def]
+    assert cli("remember", "x", "ada_builds", "--kind", "reply", "--they", "hi",
+               "--display-name", "Ada Lovelace").code == 0
+    assert cli("pin", "x", "ada_builds", "prefers decaf", "--by", "them").code == 0
+    assert cli("remember", "bluesky", "lovelace.dev", "--kind", "reply",
+               "--they", "hello").code == 0
+    assert {h["handle"] for h in hits(cli, "@ada_builds")} == {"ada_builds"}
+    assert any(h["kind"] == "pin" for h in hits(cli, "decaf"))
+    assert {h["platform"] for h in hits(cli, "lovelace", "--platform", "bluesky")} == {"bluesky"}
+    text = cli("search", "decaf").out
+    assert "x/@ada_builds" in text and "relevance" in text and "recency" in text
+
+
+def test_deleted_or_corrupt_index_is_rebuilt(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("remember", "x", "alpha", "--kind", "reply", "--they", "sourdough").code == 0
+    assert hits(cli, "sourdough")
+    (home / "index.sqlite").unlink()
+    assert hits(cli, "sourdough")
+    (home / "index.sqlite").write_bytes(b"this is not a database" * 100)
+    assert hits(cli, "sourdough")
+    assert cli("reindex").code == 0
+    assert hits(cli, "sourdough")
+
+
+def test_hand_edits_reach_the_index(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("remember", "x", "alpha", "--kind", "reply", "--they", "sourdough").code == 0
+    assert hits(cli, "sourdough")
+    path = home / "people" / "x" / "alpha.md"
+    path.write_text(path.read_text().replace("sourdough", "ciabatta!"))
+    assert hits(cli, "sourdough") == [] and hits(cli, "ciabatta")
+    path.unlink()
+    assert hits(cli, "ciabatta") == []
+
+
+def test_unchanged_stat_means_the_file_is_not_reread(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    # Same size, same mtime, same inode: the index trusts what it has and reads no file.
+    assert cli("remember", "x", "alpha", "--kind", "reply", "--they", "sourdough").code == 0
+    assert hits(cli, "sourdough")
+    path = home / "people" / "x" / "alpha.md"
+    before = path.stat()
+    with open(path, "r+b") as f:
+        data = f.read().replace(b"sourdough", b"focaccia!")
+        f.seek(0)
+        f.write(data)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert hits(cli, "sourdough") and hits(cli, "focaccia") == []
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
+    assert hits(cli, "focaccia") and hits(cli, "sourdough") == []
+
+
+def test_corrupt_person_file_is_skipped_with_a_warning(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("remember", "x", "alpha", "--kind", "reply", "--they", "sourdough").code == 0
+    (home / "people" / "x" / "broken.md").write_text("nonsense\n")
+    result = cli("reindex")
+    assert result.code == 0 and "broken.md:1" in result.err
+    assert (home / "people" / "x" / "broken.md").read_text() == "nonsense\n"
+    assert hits(cli, "sourdough")
