@@ -88,6 +88,9 @@ def run(context: Context, args: argparse.Namespace) -> int:
         code = tactful("check", "x", "ada_builds", "someone_new", "grumpy_gus")
         print("check exits 3 whenever any account is do-not-engage: scripts and routines stop "
               "there, before any credential is read.")
+        _step("Finding what was said, and the desk to read at the start of a session")
+        tactful("search", "eval harness")
+        tactful("hot")
         return 0 if code == 3 else 1
     finally:
         if args.keep:

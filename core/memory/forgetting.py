@@ -117,6 +117,9 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
     lock = home.person_lock(platform, handle)
     try:
         with locked(lock):
+            # The tombstone first: a sync-log running now re-checks it under this same lock,
+            # so it cannot bring the person back in the moment between delete and tombstone.
+            tombstones.bury(home, platform, handle, now)
             person: Person | None
             try:
                 person = people.load(platform, handle)
@@ -131,8 +134,6 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
             _unlink_marks(home, platform, handle)
-        with contextlib.suppress(FileNotFoundError):
-            lock.unlink()
         ref = f"{platform}/{handle}"
         for link in person.aka if person else []:
             other_platform, other_handle = split_ref(link.ref)
@@ -144,7 +145,6 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
                                            lambda e: not _about(e, platform, handle))
         done.outbox_lines = filter_jsonl(home.root / OUTBOX,
                                          lambda e: not _about(e, platform, handle))
-        tombstones.bury(home, platform, handle, now)
         with locked(home.root / ".locks" / "desk.lock"):
             done.archive_lines = _drop_archive_lines(home, f"{platform}/@{handle}")
         index.rebuild(home, settings)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -36,7 +37,10 @@ class Home:
         return self.people(platform) / f"{handle}.md"
 
     def person_lock(self, platform: str, handle: str) -> Path:
-        return self.root / ".locks" / "people" / platform / f"{handle}.lock"
+        # Named by a hash, so the lock file (which must outlive a forgotten person: removing a
+        # lock another process may be waiting on would let two writers in) names no one.
+        digest = hashlib.sha256(f"{platform}/{handle}".encode()).hexdigest()[:32]
+        return self.root / ".locks" / "people" / platform / f"{digest}.lock"
 
     def ids(self, platform: str) -> Path:
         return self.root / ".ids" / platform

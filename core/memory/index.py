@@ -93,21 +93,51 @@ def _summary(person: Person) -> tuple[object, ...]:
             latest.direction if latest else None, _epoch(latest.at) if latest else None)
 
 
+class _Batch:
+    """Rows gathered for many people, written with one executemany per table."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.next_pid = (db.execute("SELECT max(pid) FROM people").fetchone()[0] or 0) + 1
+        self.next_doc = (db.execute("SELECT max(id) FROM docs").fetchone()[0] or 0) + 1
+        self.people: list[tuple[object, ...]] = []
+        self.open_items: list[tuple[object, ...]] = []
+        self.docs: list[tuple[object, ...]] = []
+        self.texts: list[tuple[object, ...]] = []
+        self.files: list[tuple[object, ...]] = []
+
+    def add(self, person: Person, stat: os.stat_result, sha: str) -> None:
+        pid = self.next_pid
+        self.next_pid += 1
+        self.people.append((pid, *_summary(person)))
+        self.open_items += [(pid, _epoch(at), item.text) for at, item in person.open_items()]
+        for doc in docs_of(person):
+            self.docs.append((self.next_doc, pid, doc.kind, doc.at, int(doc.important)))
+            self.texts.append((self.next_doc, doc.body, doc.topics, doc.who))
+            self.next_doc += 1
+        self.files.append((person.platform, person.handle, stat.st_size, stat.st_mtime_ns,
+                           stat.st_ino, sha))
+
+    def flush(self) -> None:
+        db = self.db
+        db.executemany("INSERT INTO people(pid, platform, handle, display_name, kind,"
+                       " relationship, dne, flags, last_seen, spoke_last, spoke_last_at)"
+                       " VALUES (?,?,?,?,?,?,?,?,?,?,?)", self.people)
+        db.executemany("INSERT INTO open_items(pid, at, text) VALUES (?,?,?)", self.open_items)
+        db.executemany("INSERT INTO docs(id, pid, kind, at, important) VALUES (?,?,?,?,?)",
+                       self.docs)
+        db.executemany("INSERT INTO docs_fts(rowid, body, topics, who) VALUES (?,?,?,?)",
+                       self.texts)
+        db.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?)", self.files)
+        for rows in (self.people, self.open_items, self.docs, self.texts, self.files):
+            rows.clear()
+
+
 def _put(db: sqlite3.Connection, person: Person, stat: os.stat_result, sha: str) -> None:
     _drop(db, person.platform, person.handle)
-    cursor = db.execute(
-        "INSERT INTO people(platform, handle, display_name, kind, relationship, dne, flags,"
-        " last_seen, spoke_last, spoke_last_at) VALUES (?,?,?,?,?,?,?,?,?,?)", _summary(person))
-    pid = cursor.lastrowid
-    db.executemany("INSERT INTO open_items(pid, at, text) VALUES (?,?,?)",
-                   [(pid, _epoch(at), item.text) for at, item in person.open_items()])
-    for doc in docs_of(person):
-        doc_id = db.execute("INSERT INTO docs(pid, kind, at, important) VALUES (?,?,?,?)",
-                            (pid, doc.kind, doc.at, int(doc.important))).lastrowid
-        db.execute("INSERT INTO docs_fts(rowid, body, topics, who) VALUES (?,?,?,?)",
-                   (doc_id, doc.body, doc.topics, doc.who))
-    db.execute("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?)",
-               (person.platform, person.handle, stat.st_size, stat.st_mtime_ns, stat.st_ino, sha))
+    batch = _Batch(db)
+    batch.add(person, stat, sha)
+    batch.flush()
 
 
 def _drop(db: sqlite3.Connection, platform: str, handle: str) -> None:
@@ -176,12 +206,16 @@ def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None) ->
             db.execute(statement)
         db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         db.execute("BEGIN")
+        batch = _Batch(db)
         for done, (platform, handle, entry) in enumerate(files, 1):
             person, stat, sha = _read(Path(entry.path), settings.tz, platform, handle, skipped)
             if person is not None and stat is not None:
-                _put(db, person, stat, sha)
-            if progress is not None and (done % 200 == 0 or done == len(files)):
-                progress(done, len(files))
+                batch.add(person, stat, sha)
+            if done % 500 == 0 or done == len(files):
+                batch.flush()
+                if progress is not None:
+                    progress(done, len(files))
+        batch.flush()
         db.execute("COMMIT")
     except BaseException:
         db.close()

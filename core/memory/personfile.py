@@ -271,18 +271,33 @@ class _Reader:
         return person
 
     def body(self, person: Person, lines: list[str], start: int) -> None:
+        # The hot loop of every read (and of a full reindex): entry lines are by far the most
+        # common, so they are tested first and with the cheapest checks.
         section: str | None = None
         current: Entry | CompactEntry | None = None
-        for number, line in enumerate(lines[start:], start + 1):
-            if not line.strip():
+        entry: Entry | None = None
+        for number in range(start + 1, len(lines) + 1):
+            line = lines[number - 1]
+            if not line or line.isspace():
+                continue
+            if section == ENTRIES and line[0] != "#":
+                if entry is None:
+                    raise self.fail(number,
+                                    "expected an entry heading '### TIME · kind · direction'")
+                self.entry_field(entry, line, number)
                 continue
             if line in (PINNED, EARLIER, ENTRIES):
-                section, current = line, None
+                section, current, entry = line, None, None
                 continue
             if line.startswith("## "):
                 raise self.fail(number, f"unknown section {line[:40]!r}; sections are "
                                         f"{PINNED!r}, {EARLIER!r}, {ENTRIES!r}")
-            if section == PINNED:
+            if section == ENTRIES:
+                if not line.startswith("### "):
+                    raise self.fail(number, f"unexpected line {line[:40]!r} in the entries")
+                entry = self.entry_head(line[4:], number)
+                person.entries.append(entry)
+            elif section == PINNED:
                 person.pins.append(self.pin(line, number))
             elif section == EARLIER:
                 if line.startswith("- "):
@@ -292,18 +307,30 @@ class _Reader:
                     self.field(current, line[2:], number)
                 else:
                     raise self.fail(number, "expected '- TIME · kind · direction · summary'")
-            elif section == ENTRIES:
-                if line.startswith("### "):
-                    current = self.entry_head(line[4:], number)
-                    person.entries.append(current)
-                elif current is not None:
-                    self.field(current, line, number)
-                else:
-                    raise self.fail(number,
-                                    "expected an entry heading '### TIME · kind · direction'")
             else:
                 raise self.fail(number, f"unexpected line outside a section: {line[:40]!r}; "
                                         f"sections are {PINNED!r}, {EARLIER!r}, {ENTRIES!r}")
+
+    def entry_field(self, entry: Entry, line: str, number: int) -> None:
+        key, sep, value = line.partition(": ")
+        if key == "they" and sep and entry.they is None:
+            try:
+                they = json.loads(value)
+            except ValueError:
+                they = None
+            if not isinstance(they, str):
+                raise self.fail(number, 'they: must be one quoted string, e.g. they: "..."')
+            entry.they = they
+        elif key == "me" and entry.me is None:
+            entry.me = value
+        elif key == "topics" and not entry.topics:
+            entry.topics = [t.strip() for t in value.split(",") if t.strip()]
+        elif key == "redacted" and not entry.redacted:
+            entry.redacted = [t.strip() for t in value.split(",") if t.strip()]
+        elif key == "withheld" and entry.withheld is None:
+            entry.withheld = value
+        else:
+            self.field(entry, line, number)
 
     def pin(self, line: str, number: int) -> Pin:
         match = _PIN.match(line)
@@ -334,9 +361,13 @@ class _Reader:
                             direction=pieces[2], summary=pieces[3] if len(pieces) > 3 else "")
 
     def field(self, target: Entry | CompactEntry, line: str, number: int) -> None:
+        """The lines an entry and a compacted line share: link, thread, open, resolved."""
         key, sep, value = line.partition(": ")
         if not sep:
             key, value = line.rstrip(":"), ""
+            if key == "me" and isinstance(target, Entry) and target.me is None:
+                target.me = ""  # "me: " whose trailing space an editor trimmed
+                return
         if key == "link" and target.link is None:
             target.link = value
         elif key == "thread" and target.thread is None:
@@ -349,22 +380,6 @@ class _Reader:
                 raise self.fail(number, "a resolved item reads 'resolved TIME: text'")
             target.open.append(OpenItem(match["text"],
                                         self.time(match["at"], number, "resolved time")))
-        elif isinstance(target, Entry) and key == "they" and target.they is None:
-            try:
-                they = json.loads(value)
-            except ValueError:
-                they = None
-            if not isinstance(they, str):
-                raise self.fail(number, 'they: must be one quoted string, e.g. they: "..."')
-            target.they = they
-        elif isinstance(target, Entry) and key == "me" and target.me is None:
-            target.me = value
-        elif isinstance(target, Entry) and key == "topics" and not target.topics:
-            target.topics = [t.strip() for t in value.split(",") if t.strip()]
-        elif isinstance(target, Entry) and key == "redacted" and not target.redacted:
-            target.redacted = [t.strip() for t in value.split(",") if t.strip()]
-        elif isinstance(target, Entry) and key == "withheld" and target.withheld is None:
-            target.withheld = value
         else:
             raise self.fail(number, f"unexpected or repeated line {line[:40]!r} in an entry; "
                                     "fields are they, me, link, thread, topics, open, resolved, "

@@ -58,16 +58,20 @@ def search(db: sqlite3.Connection, query: str, now: datetime, *, platform: str |
 def _run(db: sqlite3.Connection, expression: str, now: datetime, platform: str | None,
          limit: int) -> list[Hit]:
     pool = max(limit * 20, 200)
-    sql = ("SELECT p.platform, p.handle, d.kind, d.at, d.important, bm25(docs_fts) AS rank,"
-           " snippet(docs_fts, -1, '[', ']', '…', 12)"
-           " FROM docs_fts JOIN docs d ON d.id = docs_fts.rowid JOIN people p ON p.pid = d.pid"
-           " WHERE docs_fts MATCH ?")
-    args: list[object] = [expression]
+    # FTS5 ranks and cuts its own matches first (ORDER BY rank LIMIT runs inside the module);
+    # only that pool is joined. A platform filter must see every match, so it joins first.
     if platform:
-        sql += " AND p.platform = ?"
-        args.append(platform)
-    sql += " ORDER BY rank LIMIT ?"
-    args.append(pool)
+        sql = ("SELECT p.platform, p.handle, d.kind, d.at, d.important, f.rank,"
+               " snippet(docs_fts, -1, '[', ']', '…', 12)"
+               " FROM docs_fts f JOIN docs d ON d.id = f.rowid JOIN people p ON p.pid = d.pid"
+               " WHERE docs_fts MATCH ? AND p.platform = ? ORDER BY f.rank LIMIT ?")
+        args: list[object] = [expression, platform, pool]
+    else:
+        sql = ("SELECT p.platform, p.handle, d.kind, d.at, d.important, m.rank, m.snip"
+               " FROM (SELECT rowid AS id, rank, snippet(docs_fts, -1, '[', ']', '…', 12) AS snip"
+               "       FROM docs_fts WHERE docs_fts MATCH ? ORDER BY rank LIMIT ?) m"
+               " JOIN docs d ON d.id = m.id JOIN people p ON p.pid = d.pid")
+        args = [expression, pool]
     rows = db.execute(sql, args).fetchall()
     if not rows:
         return []

@@ -1,0 +1,163 @@
+"""Benchmark `tactful sync-log` over a realistic engagement log.
+
+Generates a log of 100,000 events over about 10,000 people (a few regulars with many events,
+a long tail with one or two; replies, likes, mentions, quotes, follows, DMs, my own posts, a
+few dry runs, some events with no URL), then times, side by side in one run, as real processes:
+  1. the first sync-log into an empty home;
+  2. a second run over the unchanged log (goal: under 10% of the first);
+  3. a run after 1,000 new events were appended (through `engagement.append`);
+  4. for reference, a run from the top with the checkpoint deleted (what happens after
+     `forget` rewrites the log): every event is re-matched, nothing is written.
+
+Run: .venv/bin/python bench/sync_log.py [--events 100000] [--people 10000] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from tactful.core.memory import engagement
+from tactful.core.memory.home import Home
+
+TZ = ZoneInfo("America/New_York")
+PLATFORMS = ("x", "bluesky", "threads", "telegram")
+ACTIONS = (("reply", 46), ("like", 20), ("mention", 9), ("quote", 5), ("follow", 5),
+           ("question", 3), ("dm", 2), ("post", 5), ("collab", 1))
+WORDS = ("evals", "harness", "latency", "model", "release", "benchmark", "thanks", "question",
+         "tokens", "python", "agent", "memory", "paper", "dataset", "launch", "bug", "fix", "demo",
+         "talk", "slides", "prompt", "great", "point", "agree", "later", "share", "notes")
+
+
+def sentence(rng: random.Random, low: int = 6, high: int = 30) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(low, high)))
+
+
+class Generator:
+    def __init__(self, people: int, seed: int = 7) -> None:
+        self.rng = random.Random(seed)
+        self.handles = [(PLATFORMS[n % 4], f"user_{n:05d}") for n in range(people)]
+        # Zipf-like: a few people get most of the talk, as on any real account.
+        self.weights = [1 / (rank + 1) ** 0.9 for rank in range(people)]
+        self.actions = [a for a, _ in ACTIONS]
+        self.action_weights = [w for _, w in ACTIONS]
+        self.status = 10**15
+
+    def event(self, at: datetime) -> dict[str, object]:
+        rng = self.rng
+        action = rng.choices(self.actions, self.action_weights)[0]
+        platform, handle = rng.choices(self.handles, self.weights)[0]
+        self.status += rng.randint(1, 999)
+        has_text = action not in ("like", "follow")
+        with_url = action not in ("like", "follow", "dm") and rng.random() < 0.9
+        record: dict[str, object] = {
+            "time": at.isoformat(), "platform": platform,
+            "handle": None if action == "post" else handle,
+            "id": str(rng.randrange(10**9, 10**12)) if rng.random() < 0.3 else None,
+            "action": action,
+            "text": sentence(rng) if has_text else None,
+            "url": f"https://example.social/{platform}/status/{self.status}" if with_url else None,
+            "in_reply_to": f"https://example.social/{platform}/status/{self.status - 7}"
+            if action in ("reply", "like", "quote") else None,
+            "thread": str(self.status - 7) if action == "reply" else None,
+            "dry_run": rng.random() < 0.01,
+        }
+        if action in ("reply", "quote", "question") and rng.random() < 0.4:
+            record["they"] = sentence(rng, 4, 15)
+        if rng.random() < 0.05:
+            record["routine"] = "nightly-replies"  # an extra key another tool added
+        return record
+
+    def events(self, count: int, start: datetime, span: timedelta) -> list[dict[str, object]]:
+        step = span / count
+        return [self.event(start + step * n) for n in range(count)]
+
+
+def run(home: Path) -> tuple[float, str]:
+    env = {**os.environ, "TACTFUL_HOME": str(home)}
+    env.pop("TACTFUL_CONFIG", None)
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "tactful.core.cli", "sync-log"], env=env,
+                          capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"sync-log failed ({done.returncode}): {done.stderr[-2000:]}")
+    return elapsed, done.stdout.strip()
+
+
+_SUMMARY = re.compile(
+    r"(?P<events>\d+) events read .*entries: (?P<added>\d+) added, (?P<merged>\d+) merged, "
+    r"(?P<present>\d+) already present; journal posts: (?P<posts>\d+) added, .*"
+    r"; (?P<files>\d+) person files written")
+
+
+def counts(summary: str) -> str:
+    found = _SUMMARY.search(summary)
+    if found is None:
+        return summary
+    return (f"{found['events']} events; entries +{found['added']} merged {found['merged']} "
+            f"present {found['present']}; posts +{found['posts']}; "
+            f"{found['files']} files written")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--people", type=int, default=10_000)
+    parser.add_argument("--appended", type=int, default=1_000)
+    parser.add_argument("--keep", action="store_true", help="keep the home and say where")
+    args = parser.parse_args()
+
+    root = Path(tempfile.mkdtemp(prefix="tactful-bench-sync-"))
+    home = root / "home"
+    home.mkdir()
+    gen = Generator(args.people)
+    start = datetime(2026, 5, 1, 8, tzinfo=TZ)
+    span = timedelta(days=180)
+    log = home / "engagement.jsonl"
+    with log.open("w", encoding="utf-8") as f:
+        for record in gen.events(args.events, start, span):
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+    size = log.stat().st_size
+    touched = len({(e["platform"], e["handle"]) for e in map(json.loads, log.open())})
+    print(f"log: {args.events:,} events, {size / 2**20:.1f} MiB, {touched:,} distinct handles "
+          f"(incl. my posts), on {os.cpu_count()} cores")
+
+    first, first_out = run(home)
+    second, second_out = run(home)
+    later = gen.events(args.appended, start + span, timedelta(days=1))
+    where = Home(home)
+    for record in later:
+        engagement.append(where, record, TZ)
+    third, third_out = run(home)
+    (home / ".sync-state.json").unlink()
+    fourth, fourth_out = run(home)
+
+    rows = (("1. first sync-log", first, first_out),
+            ("2. unchanged log", second, second_out),
+            (f"3. +{args.appended:,} appended", third, third_out),
+            ("4. from the top, no checkpoint", fourth, fourth_out))
+    print(f"{'run':<32}{'seconds':>9}{'vs first':>10}   what it did")
+    for name, seconds, out in rows:
+        print(f"{name:<32}{seconds:9.2f}{seconds / first:9.1%}   {counts(out)}")
+    goal = "met" if second < 0.10 * first else "MISSED"
+    print(f"goal (unchanged log < 10% of the first): {second / first:.1%} — {goal}")
+    if args.keep:
+        print(f"home kept at {home}")
+    else:
+        shutil.rmtree(root)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,453 @@
+"""sync-log: carry the engagement log into person files and the journal (SPEC §9).
+
+Every event becomes an outbound entry in its person's file (kind = the action, my text, the
+link, the thread, their side if the log has a paraphrase); my own posts go to the journal.
+Dry runs sent nothing and are skipped; so are events of a forgotten person from before their
+tombstone.
+
+Idempotent by matching, not by bookkeeping: an event is the same as an entry that carries its
+URL; with no URL on the event, the same as an entry of the same kind with the same full text
+(after the privacy gate, which both went through); with no text either, the same as a bare
+entry of the same kind at the same second. A match fills what the entry lacks and adds nothing.
+So running twice, re-reading a rewritten log from the top, or racing `tactful remember` on the
+same person (each person is changed under its lock, read fresh) never adds an entry twice.
+
+The checkpoint, `<home>/.sync-state.json`, only saves time: per log, its device and inode, the
+offset of the last whole line read, the line count there, and a SHA-256 of every byte before
+it. When the log merely grew, only the new bytes are read; when it shrank, was replaced or was
+edited before the offset, the sync starts over from the top and the matching keeps it honest.
+It is written after the person files and the journal, so a crash in between costs a re-match.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import Any
+
+from tactful.core.errors import MemoryUnavailable, PersonFileCorrupt
+from tactful.core.memory import journal, tombstones
+from tactful.core.memory.atomic import locked, write_atomic
+from tactful.core.memory.engagement import CHUNK, BadLine, Event, LogReader
+from tactful.core.memory.home import Home, unwritable
+from tactful.core.memory.person import CompactEntry, Entry, Person
+from tactful.core.memory.recording import (
+    INJECTION_FLAG,
+    MY_SIDE_LIMIT,
+    THEIR_SIDE_LIMIT,
+    Gate,
+    flag,
+)
+from tactful.core.memory.store import People
+from tactful.core.memory.text import one_line
+
+STATE = ".sync-state.json"
+STATE_VERSION = 1
+LOCK = Path(".locks") / "sync-log.lock"
+
+# (phase, done, total): "reading" counts bytes, "people" and "journal" count items.
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class Tally:
+    added: int = 0
+    merged: int = 0
+    present: int = 0
+    forgotten: int = 0
+    changed: bool = False
+
+    def __iadd__(self, other: Tally) -> Tally:
+        self.added += other.added
+        self.merged += other.merged
+        self.present += other.present
+        self.forgotten += other.forgotten
+        return self
+
+
+@dataclass
+class Report:
+    """What one sync did, counted. Never carries message text."""
+
+    log: Path
+    resumed: bool = False  # read only what was appended since the last run
+    events: int = 0
+    people: Tally = field(default_factory=Tally)
+    journal: Tally = field(default_factory=Tally)
+    people_written: int = 0
+    bad: list[BadLine] = field(default_factory=list)
+    forgotten: int = 0
+    dry_runs: int = 0
+    failed: list[str] = field(default_factory=list)
+    checkpoint_error: str | None = None
+    missing: bool = False
+
+
+# --------------------------------------------------------------------------- one person
+
+class _Pending:
+    """One event waiting for its person. The privacy gate runs at most once, and only when
+    the event needs its text: an event whose URL is already on file is never gated."""
+
+    __slots__ = ("_me", "_reason", "_redacted", "_they", "event", "gated", "thread")
+
+    def __init__(self, event: Event) -> None:
+        self.event = event
+        self.thread = one_line(event.thread) or None if event.thread else None
+        self.gated = False
+        self._me: str | None = None
+        self._they: str | None = None
+        self._redacted: tuple[str, ...] = ()
+        self._reason: str | None = None
+
+    def _gate(self) -> None:
+        if self.gated:
+            return
+        gate = Gate()
+        me = gate.text(self.event.text, MY_SIDE_LIMIT) if self.event.text else None
+        they = gate.text(self.event.they, THEIR_SIDE_LIMIT) if self.event.they else None
+        self._reason = self.event.withheld or gate.withheld
+        if self._reason is None:
+            self._me, self._they = me or None, they or None
+        self._redacted = tuple(sorted(set(self.event.redacted) | gate.redacted))
+        self.gated = True
+
+    @property
+    def me(self) -> str | None:
+        self._gate()
+        return self._me
+
+    @property
+    def they(self) -> str | None:
+        self._gate()
+        return self._they
+
+    @property
+    def redacted(self) -> tuple[str, ...]:
+        self._gate()
+        return self._redacted
+
+    @property
+    def withheld(self) -> str | None:
+        self._gate()
+        return self._reason
+
+    def entry(self) -> Entry:
+        ev = self.event
+        return Entry(at=ev.at, kind=ev.action, direction="outbound", they=self.they, me=self.me,
+                     link=ev.url, thread=self.thread, redacted=list(self.redacted),
+                     withheld=f"{INJECTION_FLAG} ({self.withheld}); content not stored"
+                     if self.withheld else None)
+
+
+Target = Entry | CompactEntry
+
+
+class _Matcher:
+    """The matching rules over one person's entries, with an index so each lookup is O(1)."""
+
+    def __init__(self, person: Person) -> None:
+        self.by_link: dict[str, Target] = {}
+        self.by_text: dict[tuple[str, str], list[Entry]] = {}
+        self.by_moment: dict[tuple[datetime, str], list[Target]] = {}
+        for older in person.compacted:
+            if older.link is not None:
+                self.by_link.setdefault(older.link, older)
+            else:
+                # Compaction cut the text; the moment and kind still name the interaction.
+                self.by_moment.setdefault((older.at, older.kind), []).append(older)
+        for entry in person.entries:
+            self.add(entry)
+
+    def add(self, entry: Entry) -> None:
+        if entry.link is not None:
+            self.by_link.setdefault(entry.link, entry)
+        if entry.me is not None:
+            self.by_text.setdefault((entry.kind, entry.me), []).append(entry)
+        elif entry.link is None:
+            self.by_moment.setdefault((entry.at, entry.kind), []).append(entry)
+
+    def find(self, pending: _Pending) -> Target | None:
+        ev = pending.event
+        if ev.url is not None:
+            hit = self.by_link.get(ev.url)
+            if hit is not None:
+                return hit
+            me = pending.me
+            if me is None:
+                return None
+            # The same reply remembered by hand before its link was known.
+            return next((e for e in self.by_text.get((ev.action, me), ()) if e.link is None),
+                        None)
+        me = pending.me
+        if me is not None:
+            same_text = self.by_text.get((ev.action, me))
+            if same_text:
+                return same_text[0]
+            return next((c for c in self.by_moment.get((ev.at, ev.action), ())
+                         if isinstance(c, CompactEntry)), None)
+        return next(iter(self.by_moment.get((ev.at, ev.action), ())), None)
+
+
+def _fill(target: Target, pending: _Pending) -> bool:
+    """Fill what the entry lacks from the event; nothing on file is ever replaced."""
+    changed = False
+    if target.link is None and pending.event.url is not None:
+        target.link, changed = pending.event.url, True
+    if target.thread is None and pending.thread is not None:
+        target.thread, changed = pending.thread, True
+    if isinstance(target, Entry) and target.withheld is None and pending.withheld is None:
+        filled = False
+        if target.me is None and pending.me is not None:
+            target.me, filled = pending.me, True
+        if target.they is None and pending.they is not None:
+            target.they, filled = pending.they, True
+        if filled:
+            target.redacted = sorted(set(target.redacted) | set(pending.redacted))
+            changed = True
+    return changed
+
+
+class _AllForgotten(Exception):
+    """Raised inside a change to write nothing: every event predates a fresh tombstone."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(count)
+        self.count = count
+
+
+class _Stones:
+    """Tombstones, re-read only when the file changed (a `forget` may run during the sync)."""
+
+    def __init__(self, home: Home) -> None:
+        self.home = home
+        self.signature: tuple[int, int, int] | None = None
+        self.stones: dict[str, datetime] = {}
+        self.current()
+
+    def current(self) -> dict[str, datetime]:
+        try:
+            st = (self.home.root / tombstones.FILE).stat()
+            signature: tuple[int, int, int] | None = (st.st_ino, st.st_size, st.st_mtime_ns)
+        except FileNotFoundError:
+            signature = None
+        if signature != self.signature:
+            self.stones = tombstones.load(self.home) if signature else {}
+            self.signature = signature
+        return self.stones
+
+
+def _apply(person: Person, pending: list[_Pending], stones: _Stones, *, under_lock: bool) -> Tally:
+    tally = Tally()
+    current = stones.current()
+    alive = [p for p in pending
+             if not tombstones.buried(current, person.platform, person.handle, p.event.at)]
+    tally.forgotten = len(pending) - len(alive)
+    if under_lock and not alive:
+        raise _AllForgotten(tally.forgotten)
+    matcher = _Matcher(person)
+    for item in alive:
+        ev = item.event
+        if ev.person_id is not None and person.id is None:
+            person.id, tally.changed = ev.person_id, True
+        target = matcher.find(item)
+        if target is None:
+            entry = item.entry()
+            person.entries.append(entry)
+            matcher.add(entry)
+            tally.added += 1
+        elif _fill(target, item):
+            if isinstance(target, Entry):
+                matcher.add(target)
+            tally.merged += 1
+        else:
+            tally.present += 1
+            continue
+        if item.withheld is not None:
+            flag(person, INJECTION_FLAG, item.withheld, ev.at)
+        tally.changed = True
+    return tally
+
+
+def _carry(people: People, platform: str, handle: str, pending: list[_Pending],
+           stones: _Stones) -> tuple[Tally, bool]:
+    """Apply one person's events in one change; returns the tally and whether it wrote."""
+    existing = people.load(platform, handle)
+    if existing is not None:
+        # A read without the lock decides whether a write is needed at all: entries are only
+        # ever added, so "all present" stays true (and `change` re-checks under the lock).
+        probe = _apply(existing, pending, stones, under_lock=False)
+        if not probe.changed:
+            return probe, False
+    try:
+        _, tally = people.change(platform, handle,
+                                 lambda person: _apply(person, pending, stones, under_lock=True))
+    except _AllForgotten as gone:
+        return Tally(forgotten=gone.count), False
+    return tally, True
+
+
+# --------------------------------------------------------------------------- checkpoint
+
+def _load_state(home: Home) -> dict[str, Any]:
+    try:
+        data = json.loads((home.root / STATE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}  # a cache: unreadable means "start from the top"
+    if not isinstance(data, dict) or data.get("version") != STATE_VERSION \
+            or not isinstance(data.get("logs"), dict):
+        return {}
+    return data
+
+
+def _resume(log: Path, stat: os.stat_result,
+            mark: Any) -> tuple[int, int, hashlib._Hash] | None:
+    """(offset, lines, digest so far) when the log only grew since `mark`; else None."""
+    if not isinstance(mark, dict):
+        return None
+    offset, lines, sha = mark.get("offset"), mark.get("lines"), mark.get("sha256")
+    if not (isinstance(offset, int) and isinstance(lines, int) and isinstance(sha, str)):
+        return None
+    if (mark.get("device"), mark.get("inode")) != (stat.st_dev, stat.st_ino) \
+            or not 0 <= offset <= stat.st_size:
+        return None
+    digest = hashlib.sha256()
+    remaining = offset
+    with open(log, "rb") as f:
+        while remaining:
+            chunk = f.read(min(CHUNK, remaining))
+            if not chunk:
+                return None
+            digest.update(chunk)
+            remaining -= len(chunk)
+    if digest.hexdigest() != sha:
+        return None
+    return offset, lines, digest
+
+
+def _save_state(home: Home, state: dict[str, Any], key: str, stat: os.stat_result,
+                reader: LogReader, digest: hashlib._Hash) -> None:
+    logs = dict(state.get("logs") or {})
+    logs[key] = {"device": stat.st_dev, "inode": stat.st_ino, "offset": reader.offset,
+                 "lines": reader.lines, "sha256": digest.hexdigest()}
+    write_atomic(home.root / STATE,
+                 json.dumps({"version": STATE_VERSION, "logs": logs}, indent=1) + "\n")
+
+
+# --------------------------------------------------------------------------- the sync
+
+def sync(home: Home, people: People, log: Path, *, progress: Progress | None = None) -> Report:
+    """Carry the log into memory. Person files that do not parse are reported in `failed`
+    (their events wait, the checkpoint is not advanced); any other memory failure raises."""
+    tz = people.settings.tz
+    report = Report(log=log)
+    home.prepare_folder(home.root)
+    try:
+        with locked(home.root / LOCK):  # two syncs at once would only do the work twice
+            _sync_locked(home, people, log, report, progress, tz)
+    except OSError as exc:
+        raise unwritable(home.root, exc) from exc
+    return report
+
+
+@dataclass
+class _Read:
+    """What one pass over the log found, grouped for carrying."""
+
+    stat: os.stat_result
+    reader: LogReader
+    digest: hashlib._Hash
+    buckets: dict[tuple[str, str], list[_Pending]] = field(default_factory=dict)
+    posts: list[Event] = field(default_factory=list)
+
+
+def _read_log(log: Path, mark: Any, report: Report, stones: _Stones,
+              progress: Progress | None, tz: tzinfo) -> _Read | None:
+    try:
+        stat = log.stat()
+    except FileNotFoundError:
+        report.missing = True
+        return None
+    try:
+        resumed = _resume(log, stat, mark)
+        if resumed is None:
+            digest: hashlib._Hash = hashlib.sha256()
+            reader = LogReader(log, tz, digest=digest)
+        else:
+            offset, lines, digest = resumed
+            reader = LogReader(log, tz, start=offset, lines=lines, digest=digest)
+            report.resumed = True
+        size = stat.st_size
+        if progress is not None:
+            reader.progress = lambda done: progress("reading", done, max(size, done))
+        found = _Read(stat, reader, digest)
+        for item in reader:
+            if isinstance(item, BadLine):
+                report.bad.append(item)
+                continue
+            report.events += 1
+            if item.dry_run:
+                report.dry_runs += 1  # a dry run sent nothing: no one was talked to
+            elif item.mine:
+                found.posts.append(item)
+            elif item.handle is not None:
+                if tombstones.buried(stones.stones, item.platform, item.handle, item.at):
+                    report.forgotten += 1
+                else:
+                    found.buckets.setdefault((item.platform, item.handle),
+                                             []).append(_Pending(item))
+    except OSError as exc:
+        raise MemoryUnavailable(f"cannot read the engagement log {log}: "
+                                f"{exc.strerror or exc}; fix its permissions") from exc
+    return found
+
+
+def _sync_locked(home: Home, people: People, log: Path, report: Report,
+                 progress: Progress | None, tz: tzinfo) -> None:
+    state = _load_state(home)
+    key = str(log.resolve())
+    stones = _Stones(home)
+    found = _read_log(log, state.get("logs", {}).get(key), report, stones, progress, tz)
+    if found is None:
+        return
+    buckets, posts = found.buckets, found.posts
+
+    for number, ((platform, handle), pending) in enumerate(sorted(buckets.items()), 1):
+        try:
+            tally, wrote = _carry(people, platform, handle, pending, stones)
+        except PersonFileCorrupt as exc:
+            report.failed.append(f"{exc} — {len(pending)} events for {platform}/@{handle} "
+                                 "wait for the next sync")
+            continue
+        report.people += tally
+        report.forgotten += tally.forgotten
+        report.people_written += wrote
+        if progress is not None:
+            progress("people", number, len(buckets))
+
+    if posts:
+        if progress is not None:
+            progress("journal", 0, len(posts))
+        entries = [journal.gated(at=ev.at, kind="post", text=ev.text, link=ev.url,
+                                 platform=ev.platform, thread=ev.thread, redacted=ev.redacted,
+                                 withheld=ev.withheld) for ev in posts]
+        try:
+            done = journal.record(home, tz, entries, match_text=True)
+        except PersonFileCorrupt as exc:
+            report.failed.append(f"{exc} — {len(posts)} posts wait for the next sync")
+        else:
+            report.journal += Tally(added=done.added, merged=done.merged, present=done.present)
+        if progress is not None:
+            progress("journal", len(posts), len(posts))
+
+    if report.failed:
+        return  # the next run re-reads from the last checkpoint and matches again
+    try:
+        _save_state(home, state, key, found.stat, found.reader, found.digest)
+    except OSError as exc:
+        report.checkpoint_error = f"{home.root / STATE}: {exc.strerror or exc}"
