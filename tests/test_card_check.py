@@ -64,7 +64,7 @@ def test_card_json(cli, regular) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_stranger_card(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
-    home.mkdir()
+    (home / "people").mkdir(parents=True)
     result = cli("card", "x", "nobody_yet")
     assert result.code == 0
     assert 'stranger, first real contact: no "again", no claimed history' in result.out
@@ -135,6 +135,15 @@ def test_check_missing_home_refuses(cli, home: Path) -> None:  # type: ignore[no
     assert result.code == 4 and "does not exist" in result.err
     assert cli("card", "x", "anyone").code == 4
     assert not home.exists()
+
+
+def test_a_folder_that_is_not_a_home_refuses(cli, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("dne", "x", "troll", "on").code == 0
+    for wrong in (home / "people", tmp_path, home / "people" / "x"):
+        result = cli("--home", str(wrong), "check", "x", "troll")
+        assert result.code == 4 and "does not look like a memory home" in result.err, wrong
+        assert cli("--home", str(wrong), "card", "x", "troll").code == 4
+    assert cli("check", "x", "troll").code == 3
 
 
 def test_check_unreadable_file_refuses(cli, home: Path) -> None:  # type: ignore[no-untyped-def]

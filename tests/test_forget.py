@@ -43,7 +43,10 @@ def remembered(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
     assert UNIQUE.encode() in everything_under(home)
 
 
-def test_forget_leaves_no_trace(cli, home: Path, remembered) -> None:  # type: ignore[no-untyped-def]
+def test_forget_leaves_no_trace(  # type: ignore[no-untyped-def]
+        cli, home: Path, tmp_path: Path, remembered) -> None:
+    old_log = tmp_path / "old-engagement.jsonl"
+    old_log.write_bytes((home / "engagement.jsonl").read_bytes())
     result = cli("forget", "x", HANDLE)
     assert result.code == 0, result.err
     assert "1 log events" in result.out and "tombstone written" in result.out
@@ -61,6 +64,11 @@ def test_forget_leaves_no_trace(cli, home: Path, remembered) -> None:  # type: i
     assert 'stranger, first real contact' in cli("card", "x", HANDLE).out
     stones = (home / "tombstones.jsonl").read_text()
     assert HANDLE not in stones and len(stones.splitlines()) == 1
+    # an old copy of the log, synced again, does not bring them back
+    synced = cli("sync-log", "--log", str(old_log))
+    assert synced.code == 0, synced.err
+    assert not (home / "people" / "x" / f"{HANDLE}.md").exists()
+    assert UNIQUE.encode() not in everything_under(home)
 
 
 def test_forget_keep_dne_keeps_only_the_flag(cli, home: Path, remembered) -> None:  # type: ignore[no-untyped-def]

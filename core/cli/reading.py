@@ -12,7 +12,6 @@ import sys
 
 from tactful.core.cli.context import Context
 from tactful.core.errors import BadInput
-from tactful.core.memory import card as cards
 from tactful.core.memory import check as checks
 from tactful.core.memory.handles import normalize_handle, normalize_id, normalize_platform
 
@@ -25,10 +24,10 @@ def _target(args: argparse.Namespace) -> tuple[str, str]:
 def check(context: Context, args: argparse.Namespace) -> int:
     platform = normalize_platform(args.platform)
     handles = [normalize_handle(h, platform) for h in args.handles]
-    person_id = normalize_id(args.id) if args.id else None
+    person_id = normalize_id(args.id) if args.id is not None else None
     if person_id and len(handles) != 1:
         raise BadInput("--id names one account; give exactly one HANDLE with it")
-    context.home.require_readable()
+    context.home.require_people()
     verdicts = [checks.check(context.people, platform, h, person_id) for h in handles]
     for verdict in verdicts:
         print(verdict.line())
@@ -37,12 +36,14 @@ def check(context: Context, args: argparse.Namespace) -> int:
 
 def card(context: Context, args: argparse.Namespace) -> int:
     platform, handle = _target(args)
-    person_id = normalize_id(args.id) if args.id else None
-    context.home.require_readable()
+    person_id = normalize_id(args.id) if args.id is not None else None
+    context.home.require_people()
     verdict = checks.check(context.people, platform, handle, person_id)
     if verdict.status == checks.UNREADABLE:
         print(f"tactful: {verdict.why}", file=sys.stderr)
         return verdict.exit_code
+    from tactful.core.memory import card as cards  # only `card` needs it, not `check`
+
     tz = context.settings.tz
     if args.json:
         print(cards.render_json(cards.build(verdict, tz)))

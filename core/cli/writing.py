@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from tactful.core.cli.context import Context
-from tactful.core.errors import BadInput, TactfulError
+from tactful.core.errors import BadInput
 from tactful.core.memory import linking, recording
 from tactful.core.memory.clock import parse_timestamp
 from tactful.core.memory.handles import (
@@ -35,7 +35,7 @@ def _desk(context: Context) -> None:
     """The change stands even if the desk cannot be rebuilt; say so, once, and go on."""
     try:
         context.after_memory_change()
-    except TactfulError as exc:
+    except Exception as exc:  # noqa: BLE001 — the desk is derived; the change must stand
         print(f"tactful: warning: the desk was not regenerated: {exc}", file=sys.stderr)
 
 
@@ -69,9 +69,13 @@ def _change(context: Context, args: argparse.Namespace, verb: str,
 
 def remember(context: Context, args: argparse.Namespace) -> int:
     tz = context.settings.tz
-    at = parse_timestamp(args.at, tz, what="--at") if args.at else context.now()
-    direction = args.direction or ("inbound" if args.they else "outbound")
-    person_id = normalize_id(args.id) if args.id else None
+    now = context.now()
+    at = parse_timestamp(args.at, tz, what="--at") if args.at is not None else now
+    if at > now + timedelta(days=1):
+        # A typo'd year would keep someone "active now" and "mid-conversation" for decades.
+        raise BadInput(f"--at {args.at!r} is more than a day in the future; check the date")
+    direction = args.direction or ("inbound" if args.they is not None else "outbound")
+    person_id = normalize_id(args.id) if args.id is not None else None
     platform, handle = _target(args)
     recording.validate_entry(args.kind, direction, args.link)
 
@@ -152,7 +156,7 @@ def dne(context: Context, args: argparse.Namespace) -> int:
 
 def set_(context: Context, args: argparse.Namespace) -> int:
     at = context.now()
-    person_id = normalize_id(args.id) if args.id else None
+    person_id = normalize_id(args.id) if args.id is not None else None
     if args.kind is None and args.collaborator is None and args.display_name is None \
             and person_id is None:
         raise BadInput("set: nothing to set; give --kind, --collaborator, --display-name or --id")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +23,8 @@ def write_atomic(path: Path, data: str | bytes) -> os.stat_result:
     The stat is taken before the rename (which keeps inode, size and mtime), so a caller can
     tell later whether the file on disk is still this version or another writer's.
     """
+    import tempfile  # here, not above: readers (check, card) never pay for it
+
     payload = data.encode("utf-8") if isinstance(data, str) else data
     folder = path.parent
     fd, temp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{path.name}.", dir=folder)

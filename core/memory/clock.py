@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, tzinfo
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -34,6 +34,18 @@ def now(tz: tzinfo) -> datetime:
     return datetime.now(tz).replace(microsecond=0)
 
 
+EARLIEST, LATEST = 1970, 2200
+
+
+def sane(value: datetime) -> bool:
+    """A time every zone can show: year 1970 to 2200 wherever it is read (no overflow later)."""
+    try:
+        year = value.astimezone(UTC).year
+    except (OverflowError, ValueError):
+        return False
+    return EARLIEST <= year <= LATEST and EARLIEST <= value.year <= LATEST
+
+
 def parse_timestamp(text: str, tz: tzinfo, *, what: str = "timestamp") -> datetime:
     """Parse ISO 8601; a time without offset is taken in the persona's zone."""
     try:
@@ -44,6 +56,8 @@ def parse_timestamp(text: str, tz: tzinfo, *, what: str = "timestamp") -> dateti
         ) from exc
     if value.tzinfo is None:
         value = value.replace(tzinfo=tz)
+    if not sane(value):
+        raise BadInput(f"{what}: {text[:60]!r} is outside {EARLIEST}–{LATEST}; check the year")
     return value.replace(microsecond=0)
 
 

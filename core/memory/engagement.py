@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 from tactful.core.errors import BadInput
 from tactful.core.memory.atomic import locked
+from tactful.core.memory.clock import sane
 from tactful.core.memory.handles import normalize_handle, normalize_id, normalize_platform
 from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.person import ENTRY_KINDS
@@ -107,6 +108,8 @@ def _time(value: Any, tz: tzinfo) -> datetime | None:
         return None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=tz)  # as `--at` does: a bare time is the persona's
+    if not sane(parsed):
+        return None  # year 9999 would overflow in every zone east of UTC, later, somewhere
     return parsed.replace(microsecond=0)
 
 

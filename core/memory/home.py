@@ -61,6 +61,16 @@ class Home:
         if not os.access(self.root, os.R_OK | os.X_OK):
             raise MemoryUnavailable(f"memory home {self.root} is not readable; fix its permissions")
 
+    def require_people(self) -> None:
+        """For `check` and `card`: a home with no people/ folder is the wrong folder, not an
+        empty memory, until proven otherwise; answering "stranger" there would be a lie."""
+        self.require_readable()
+        if not (self.root / "people").is_dir():
+            raise MemoryUnavailable(
+                f"{self.root} holds no people/ folder, so it does not look like a memory home; "
+                "check --home / TACTFUL_HOME (a new home gets one with its first `remember`)"
+            )
+
     def prepare_folder(self, folder: Path) -> None:
         try:
             folder.mkdir(parents=True, exist_ok=True)

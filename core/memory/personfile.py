@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from tactful.core.errors import PersonFileCorrupt
-from tactful.core.memory.clock import to_file
+from tactful.core.memory.clock import sane, to_file
 from tactful.core.memory.person import (
     ACCOUNT_KINDS,
     DIRECTIONS,
@@ -32,7 +32,23 @@ from tactful.core.memory.person import (
 )
 from tactful.core.memory.text import one_line
 
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BaseLoader):  # type: ignore[valid-type, misc]
+    """Safe YAML that refuses a key written twice: `do_not_engage: true` then `false` must not
+    quietly mean false. An ambiguous file is a corrupt file, and corrupt fails closed."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} is written twice", key_node.start_mark)
+            seen.add(key)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 _Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 SEP = " · "
@@ -168,12 +184,16 @@ class _Reader:
             raise self.fail(line, f"{what}: expected an ISO 8601 time, found {found}")
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=self.tz)
+        if not sane(parsed):
+            raise self.fail(line, f"{what}: the year is outside 1970–2200")
         return parsed
 
     def text(self, header: dict[str, Any], key: str, default: str | None) -> str | None:
         value = header.get(key, default)
-        if value is None or isinstance(value, str):
-            return value
+        if value is None:
+            return None
+        if isinstance(value, str):
+            return one_line(value)  # hand-written YAML can hold newlines; a card line cannot
         if isinstance(value, int | float) and not isinstance(value, bool) and key == "id":
             return str(value)
         raise self.fail(self.key_line(key), f"{key}: expected text, found {type(value).__name__}")
@@ -258,13 +278,14 @@ class _Reader:
             line = self.key_line("flags")
             if not isinstance(raw.get("name"), str):
                 raise self.fail(line, "flags: every flag needs a name")
-            person.flags.append(Flag(name=raw["name"], at=self.time(raw.get("at"), line, "at"),
+            person.flags.append(Flag(name=one_line(raw["name"]),
+                                     at=self.time(raw.get("at"), line, "at"),
                                      reason=_opt_str(raw.get("reason"))))
         for raw in self.items(header, "aka"):
             line = self.key_line("aka")
             if not isinstance(raw.get("ref"), str) or not isinstance(raw.get("reason"), str):
                 raise self.fail(line, "aka: every link needs a ref and a reason")
-            person.aka.append(Aka(ref=raw["ref"], reason=raw["reason"],
+            person.aka.append(Aka(ref=one_line(raw["ref"]), reason=one_line(raw["reason"]),
                                   at=self.time(raw.get("at"), line, "at"),
                                   proof=_opt_str(raw.get("proof"))))
         person.extra = {k: v for k, v in header.items() if k not in _HEADER_KEYS}
@@ -290,11 +311,11 @@ class _Reader:
                 section, current, entry = line, None, None
                 continue
             if line.startswith("## "):
-                raise self.fail(number, f"unknown section {line[:40]!r}; sections are "
+                raise self.fail(number, "unknown section heading; sections are "
                                         f"{PINNED!r}, {EARLIER!r}, {ENTRIES!r}")
             if section == ENTRIES:
                 if not line.startswith("### "):
-                    raise self.fail(number, f"unexpected line {line[:40]!r} in the entries")
+                    raise self.fail(number, "unexpected line in the entries; an entry starts with '### TIME · kind · direction'")
                 entry = self.entry_head(line[4:], number)
                 person.entries.append(entry)
             elif section == PINNED:
@@ -308,7 +329,7 @@ class _Reader:
                 else:
                     raise self.fail(number, "expected '- TIME · kind · direction · summary'")
             else:
-                raise self.fail(number, f"unexpected line outside a section: {line[:40]!r}; "
+                raise self.fail(number, "unexpected line outside a section; "
                                         f"sections are {PINNED!r}, {EARLIER!r}, {ENTRIES!r}")
 
     def entry_field(self, entry: Entry, line: str, number: int) -> None:
@@ -320,7 +341,7 @@ class _Reader:
                 they = None
             if not isinstance(they, str):
                 raise self.fail(number, 'they: must be one quoted string, e.g. they: "..."')
-            entry.they = they
+            entry.they = one_line(they)  # a hand-written "\n" must not forge a card line
         elif key == "me" and entry.me is None:
             entry.me = value
         elif key == "topics" and not entry.topics:
@@ -381,13 +402,19 @@ class _Reader:
             target.open.append(OpenItem(match["text"],
                                         self.time(match["at"], number, "resolved time")))
         else:
-            raise self.fail(number, f"unexpected or repeated line {line[:40]!r} in an entry; "
+            raise self.fail(number, f"unexpected or repeated field {_field_name(line)!r} in an entry; "
                                     "fields are they, me, link, thread, topics, open, resolved, "
                                     "redacted, withheld")
 
 
+def _field_name(line: str) -> str:
+    """The key of a line, for an error message: never the value, which may be someone's words."""
+    key = line.partition(":")[0]
+    return key if len(key) <= 20 and key.replace("_", "").isalpha() else "?"
+
+
 def _opt_str(value: Any) -> str | None:
-    return None if value is None else str(value)
+    return None if value is None else one_line(str(value))
 
 
 def loads(content: str, tz: tzinfo, *, path: Path | str = "<text>",

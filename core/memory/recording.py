@@ -77,9 +77,15 @@ def new_person(platform: str, handle: str, settings: MemorySettings) -> Person:
 
 def check_url(raw: str, what: str) -> str:
     value = raw.strip()
-    parts = urlsplit(value)
+    try:
+        parts = urlsplit(value)
+        userinfo = parts.username is not None or parts.password is not None
+    except ValueError:
+        parts, userinfo = urlsplit(""), False
     if parts.scheme not in ("http", "https") or not parts.netloc or any(c.isspace() for c in value):
-        raise BadInput(f"{what} {raw[:80]!r} is not an http(s) URL; give the post's full address")
+        raise BadInput(f"{what}: not an http(s) URL; give the post's full address")
+    if userinfo:
+        raise BadInput(f"{what}: the URL carries a user name or password; give the public address")
     return value
 
 
@@ -102,7 +108,7 @@ def validate_entry(kind: str, direction: str, link: str | None) -> str | None:
         raise BadInput(f"--kind {kind!r} is not a kind; use one of: {', '.join(ENTRY_KINDS)}")
     if direction not in DIRECTIONS:
         raise BadInput(f"direction {direction!r}: use --inbound or --outbound")
-    return check_url(link, "--link") if link else None
+    return check_url(link, "--link") if link is not None else None
 
 
 def validate_flag_name(name: str) -> None:
@@ -116,9 +122,12 @@ def remember(person: Person, *, kind: str, direction: str, at: datetime,
              thread: str | None = None, display_name: str | None = None,
              person_id: str | None = None) -> Outcome:
     gate = Gate()
-    entry = Entry(at=at, kind=kind, direction=direction,
-                  link=validate_entry(kind, direction, link),
-                  thread=one_line(thread) or None if thread else None)
+    entry = Entry(at=at, kind=kind, direction=direction)
+    clean_link = validate_entry(kind, direction, link)
+    # Every field passes the gate, links and thread ids too: a query string can carry an
+    # e-mail or a key, and a "thread id" is whatever the caller typed.
+    entry.link = gate.text(clean_link, SHORT_LIMIT * 2)
+    entry.thread = gate.text(thread, SHORT_LIMIT) or None if thread is not None else None
     entry.they = gate.text(they, THEIR_SIDE_LIMIT)
     entry.me = gate.text(me, MY_SIDE_LIMIT)
     for topic in topics or []:

@@ -8,6 +8,7 @@ parse is never written over: the change fails with its file and line.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -45,6 +46,9 @@ class People:
         """The person, or None when there is no file. Unreadable → MemoryUnavailable."""
         path = self.home.person_path(platform, handle)
         try:
+            if not stat.S_ISREG(path.stat().st_mode):
+                # A folder, a pipe (reading it would hang), a device: not a person file.
+                raise MemoryUnavailable(f"{path} is not a regular file; move it away")
             return personfile.read(path, self.settings.tz, platform, handle)
         except FileNotFoundError:
             return None
