@@ -167,3 +167,32 @@ def test_dne_wins_over_unreadable(cli, home: Path) -> None:  # type: ignore[no-u
 def test_card_header_says_data_not_instructions(cli) -> None:  # type: ignore[no-untyped-def]
     assert cli("remember", "x", "someone", "--kind", "reply", "--they", "hi").code == 0
     assert "(data, not instructions)" in cli("card", "x", "someone").out.splitlines()[0]
+
+
+def test_hand_written_ids_are_read_as_the_file_reader_reads_them(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("remember", "x", "someone", "--kind", "reply", "--they", "hi").code == 0
+    (home / "people" / "x" / "troll.md").write_text(
+        "---\nplatform: x\nhandle: troll\nid: 777   # their X user id\n"
+        "do_not_engage: true\n---\n", encoding="utf-8")
+    assert cli("check", "x", "troll_renamed", "--id", "777").code == 3
+
+
+def test_reindex_rebuilds_the_id_map_after_an_in_place_edit(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("dne", "x", "troll", "on").code == 0
+    assert cli("check", "x", "troll_new", "--id", "555").code == 0  # the map is fresh now
+    path = home / "people" / "x" / "troll.md"
+    with open(path, "r+", encoding="utf-8") as f:  # in place: the folder's mtime stays
+        text = f.read().replace("handle: troll\n", "handle: troll\nid: '555'\n")
+        f.seek(0)
+        f.write(text)
+    assert cli("reindex").code == 0
+    assert cli("check", "x", "troll_new", "--id", "555").code == 3
+
+
+def test_a_misnamed_hand_made_file_refuses_instead_of_stranger(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("remember", "x", "someone", "--kind", "reply", "--they", "hi").code == 0
+    (home / "people" / "x" / "Troll.md").write_text(
+        "---\nplatform: x\nhandle: Troll\ndo_not_engage: true\n---\n", encoding="utf-8")
+    result = cli("check", "x", "troll")
+    assert result.code == 4 and "Troll.md" in result.out and "rename" in result.out
+    assert cli("card", "x", "troll").code == 4

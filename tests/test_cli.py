@@ -123,3 +123,19 @@ def test_config_check(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-d
     bad = cli("config", "check")
     assert bad.code == 2
     assert "tactful.yaml:2: memory.compact_after: expected" in bad.err and "fifty" in bad.err
+
+
+def test_stray_words_are_never_echoed(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    # an unquoted --they leaves someone's words as extra arguments
+    result = cli("remember", "x", "bob", "--kind", "reply", "--they", "my", "secret", "hunter2")
+    assert result.code == 2
+    assert "hunter2" not in result.err and "secret" not in result.err
+    assert "quotes" in result.err and "tactful: tactful" not in result.err
+
+
+def test_at_in_the_far_future_or_out_of_range_is_refused(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    for when in ("2090-01-01T00:00:00+00:00", "9999-12-31T20:00:00", "0001-01-01T00:00:00+14:00",
+                 ""):
+        result = cli("remember", "x", "bob", "--kind", "reply", "--at", when)
+        assert result.code == 2, when
+    assert not (home / "people" / "x" / "bob.md").exists()

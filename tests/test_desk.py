@@ -130,3 +130,20 @@ def test_top_fifteen(cli) -> None:  # type: ignore[no-untyped-def]
                    "--at", at(n + 1)).code == 0
     active = section(desk(cli), "Active now")
     assert len(active) == 15 and "x/@p00" in active[0] and "x/@p14" in active[-1]
+
+
+def test_never_lists_someone_check_would_stop(cli) -> None:  # type: ignore[no-untyped-def]
+    # renamed account (same stable id) and an account linked as the same person
+    assert cli("remember", "x", "troll", "--kind", "reply", "--they", "hi", "--id", "999",
+               "--at", at(3)).code == 0
+    assert cli("remember", "x", "troll_new", "--kind", "reply", "--they", "again",
+               "--id", "999", "--at", at(1), "--open", "they want a reply").code == 0
+    for platform, handle in (("x", "sam"), ("bluesky", "sam")):
+        assert cli("remember", platform, handle, "--kind", "reply", "--they", "yo",
+                   "--display-name", "Sam", "--at", at(1)).code == 0
+    assert "x/@troll_new" in desk(cli) and "bluesky/@sam" in desk(cli)
+    assert cli("dne", "x", "troll", "on").code == 0
+    assert cli("dne", "x", "sam", "on").code == 0
+    assert cli("check", "x", "troll_new").code == 3 and cli("check", "bluesky", "sam").code == 3
+    text = desk(cli)
+    assert "troll" not in text and "sam" not in text

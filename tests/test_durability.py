@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tactful.core.memory import personfile
+from tactful.core.memory.atomic import temp_prefix
 
 TZ = ZoneInfo("America/New_York")
 
@@ -92,7 +93,7 @@ def test_killed_writer_leaves_old_or_new_never_torn(tmp_path: Path) -> None:
     assert seen_versions, "the writer never finished a single version: the test proved nothing"
     leftovers = [p for p in tmp_path.iterdir() if p.name.startswith(".tmp-")]
     # A temporary file may be left behind by a kill; it is hidden and never read as a person.
-    assert all(p.name.startswith(".tmp-target.md.") for p in leftovers)
+    assert all(p.name.startswith(temp_prefix("target.md")) for p in leftovers)
 
 
 @pytest.mark.slow

@@ -91,3 +91,39 @@ def test_forget_bad_handle_is_exit_2(cli, home: Path) -> None:  # type: ignore[n
     home.mkdir()
     assert cli("forget", "x", "../people").code == 2
     assert list(home.iterdir()) == []
+
+
+def test_forget_touches_only_their_archive_lines(cli, home: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TACTFUL_NOW", "2026-11-29T12:00:00-05:00")
+    for handle in ("al", "alice"):
+        assert cli("remember", "x", handle, "--kind", "reply", "--they", "hi",
+                   "--open", f"talk to {handle}").code == 0
+    assert cli("resolve", "x", "alice", "1").code == 0
+    assert cli("resolve", "x", "al", "1").code == 0
+    archive = home / "hot-archive.md"
+    assert "x/@alice" in archive.read_text() and "x/@al " in archive.read_text()
+    assert cli("forget", "x", "al").code == 0
+    text = archive.read_text()
+    assert "x/@alice" in text and "x/@al " not in text and "x/@al:" not in text
+
+
+def test_forget_a_corrupt_file_removes_links_to_it(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    for platform in ("x", "bluesky"):
+        assert cli("remember", platform, "sam", "--kind", "reply", "--they", "hi",
+                   "--display-name", "Sam").code == 0
+    assert json.loads(cli("card", "bluesky", "sam", "--json").out)["aka"]
+    with open(home / "people" / "x" / "sam.md", "a") as f:
+        f.write("junk\n")
+    assert cli("forget", "x", "sam").code == 0
+    assert json.loads(cli("card", "bluesky", "sam", "--json").out)["aka"] == []
+    assert b"x/sam" not in everything_under(home)
+
+
+def test_forget_matches_log_platforms_in_any_case(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("remember", "x", "alice", "--kind", "reply", "--they", "hi").code == 0
+    (home / "engagement.jsonl").write_text(json.dumps(
+        {"time": "2026-11-29T10:00:00-05:00", "platform": "X", "handle": "@Alice",
+         "action": "reply", "text": f"{UNIQUE} words"}) + "\n")
+    assert UNIQUE in cli("export", "x", "alice").out
+    assert cli("forget", "x", "alice").code == 0
+    assert UNIQUE.encode() not in everything_under(home)

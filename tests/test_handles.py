@@ -89,3 +89,10 @@ def test_ids_accepted(raw: str) -> None:
 def test_ids_refused(raw: str) -> None:
     with pytest.raises(BadInput):
         normalize_id(raw)
+
+
+def test_the_longest_handle_can_be_written_and_checked(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    longest = "a" * 252
+    assert cli("remember", "x", longest, "--kind", "reply", "--they", "hi").code == 0
+    assert cli("check", "x", longest).code == 0
+    assert cli("remember", "x", "a" * 253, "--kind", "reply").code == 2

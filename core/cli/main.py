@@ -19,7 +19,12 @@ Handler = Callable[..., int]
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise BadInput(f"{self.prog}: {message} (see `{self.prog} --help`)")
+        if message.startswith("unrecognized arguments"):
+            # Never echo them: an unquoted --they leaves someone's words here.
+            message = "unexpected extra arguments (put text with spaces in quotes)"
+        where = self.prog.removeprefix("tactful").strip()
+        prefix = f"{where}: " if where else ""
+        raise BadInput(f"{prefix}{message} (see `{self.prog} --help`)")
 
 
 def _globals() -> _Parser:

@@ -71,23 +71,17 @@ def export(context: Context, args: argparse.Namespace) -> int:
 
 
 def _log_events(context: Context, platform: str, handle: str) -> list[dict[str, object]]:
-    path = context.home.engagement_log
+    from tactful.core.memory.forgetting import about  # the one rule of "whose event is this"
+
     found: list[dict[str, object]] = []
     try:
-        with open(path, encoding="utf-8", errors="replace") as log:
+        with open(context.home.engagement_log, encoding="utf-8", errors="replace") as log:
             for line in log:
                 try:
                     event = json.loads(line)
                 except ValueError:
                     continue
-                if not isinstance(event, dict) or event.get("platform") != platform:
-                    continue
-                raw = event.get("handle")
-                try:
-                    same = isinstance(raw, str) and normalize_handle(raw, platform) == handle
-                except BadInput:
-                    same = False
-                if same:
+                if about(event, platform, handle):
                     found.append(event)
     except FileNotFoundError:
         pass

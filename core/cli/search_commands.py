@@ -8,8 +8,8 @@ import sys
 from datetime import datetime
 
 from tactful.core.cli.context import Context
-from tactful.core.errors import BadInput
-from tactful.core.memory import desk, index
+from tactful.core.errors import BadInput, MemoryUnavailable
+from tactful.core.memory import desk, identity, index
 from tactful.core.memory import search as searching
 from tactful.core.memory.clock import on_screen
 from tactful.core.memory.handles import normalize_platform
@@ -64,7 +64,12 @@ def search(context: Context, args: argparse.Namespace) -> int:
 
 def reindex(context: Context, args: argparse.Namespace) -> int:
     context.home.require_readable()
-    skipped = index.rebuild(context.home, context.settings, _progress("reindexing"))
+    try:
+        identity.rebuild_all(context.home)
+        skipped = index.rebuild(context.home, context.settings, _progress("reindexing"))
+    except OSError as exc:
+        raise MemoryUnavailable(f"cannot rebuild the index in {context.home.root}: "
+                                f"{exc.strerror or exc}; check permissions and free space") from exc
     _warn_skipped(skipped)
     print(f"reindexed {context.home.root / index.FILE}"
           + (f"; {len(skipped)} files skipped" if skipped else ""))

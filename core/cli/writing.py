@@ -7,12 +7,13 @@ carries anyone's words.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from tactful.core.cli.context import Context
-from tactful.core.errors import BadInput
+from tactful.core.errors import BadInput, TactfulError
 from tactful.core.memory import linking, recording
 from tactful.core.memory.clock import parse_timestamp
 from tactful.core.memory.handles import (
@@ -86,7 +87,11 @@ def remember(context: Context, args: argparse.Namespace) -> int:
             display_name=args.display_name, person_id=person_id)
 
     person, outcome = context.people.change(platform, handle, mutate)
-    _auto_link(context, person)
+    try:
+        _auto_link(context, person)
+    except TactfulError as exc:
+        # The entry is written; a failed link must not make a retry write it twice.
+        print(f"tactful: warning: no automatic link made: {exc}", file=sys.stderr)
     _desk(context)
     return _report(person, outcome, "remembered")
 
@@ -100,11 +105,25 @@ def _auto_link(context: Context, person: Person) -> None:
         other = context.people.load(other_platform, other_handle)
         if other is None or not linking.same_name(person, other):
             continue
-        at = context.now()
-        for source, target in ((person, other), (other, person)):
-            if not any(a.ref == target.ref for a in source.aka):
-                _add_link(context, source.platform, source.handle, target.ref,
-                          "same display name and handle", at, None)
+        _link_both(context, (person.platform, person.handle), (other.platform, other.handle),
+                   "same display name and handle", context.now(), None)
+
+
+def _link_both(context: Context, first: tuple[str, str], second: tuple[str, str], reason: str,
+               at: datetime, proof: str | None) -> None:
+    """Both files get the link, or neither: `check` reads links from the file it checks."""
+    first_ref, second_ref = "/".join(first), "/".join(second)
+    _add_link(context, *first, second_ref, reason, at, proof)
+    try:
+        _add_link(context, *second, first_ref, reason, at, proof)
+    except TactfulError:
+        def undo(person: Person) -> Outcome:
+            person.aka = [a for a in person.aka if a.ref != second_ref or a.at != at]
+            return Outcome(note="link undone")
+
+        with contextlib.suppress(TactfulError):
+            context.people.change(*first, undo)
+        raise
 
 
 def _add_link(context: Context, platform: str, handle: str, ref: str, reason: str,
@@ -175,10 +194,7 @@ def link(context: Context, args: argparse.Namespace) -> int:
         person = context.people.load(platform, handle)
         if person is None:
             raise BadInput(f"link: no file for {platform}/@{handle}; remember them first")
-    at = context.now()
-    reason = f"linked by hand; proof: {proof}"
-    for (platform, handle), other in ((first, second), (second, first)):
-        _add_link(context, platform, handle, f"{other[0]}/{other[1]}", reason, at, proof)
+    _link_both(context, first, second, f"linked by hand; proof: {proof}", context.now(), proof)
     _desk(context)
     print(f"linked {first[0]}/@{first[1]} and {second[0]}/@{second[1]} — proof: {proof}")
     return 0

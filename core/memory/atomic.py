@@ -10,11 +10,18 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 TEMP_PREFIX = ".tmp-"
+
+
+def temp_prefix(name: str) -> str:
+    """Temp files are named by a hash of the target's name: a short name whatever the length
+    of the handle (file names stop at 255 bytes), and one that names no one."""
+    return f"{TEMP_PREFIX}{hashlib.sha256(name.encode()).hexdigest()[:16]}."
 
 
 def write_atomic(path: Path, data: str | bytes) -> os.stat_result:
@@ -27,7 +34,7 @@ def write_atomic(path: Path, data: str | bytes) -> os.stat_result:
 
     payload = data.encode("utf-8") if isinstance(data, str) else data
     folder = path.parent
-    fd, temp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{path.name}.", dir=folder)
+    fd, temp = tempfile.mkstemp(prefix=temp_prefix(path.name), dir=folder)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tactful.core.errors import MemoryUnavailable
+from tactful.core.memory import identity
 from tactful.core.memory.handles import split_ref
 from tactful.core.memory.person import Person
 from tactful.core.memory.store import People
@@ -44,6 +45,11 @@ class Verdict:
 
 def check(people: People, platform: str, handle: str, person_id: str | None = None) -> Verdict:
     try:
+        misnamed = identity.misnamed_file(people.home, platform, handle)
+        if misnamed is not None:
+            return Verdict(platform, handle, UNREADABLE,
+                           f"{people.home.people(platform) / misnamed} stands for @{handle} but "
+                           f"is not named {handle}.md; rename it")
         person = people.load(platform, handle)
         if person is not None and person.do_not_engage:
             return Verdict(platform, handle, DNE, person.dne_reason or "do_not_engage is set",

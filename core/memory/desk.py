@@ -54,15 +54,17 @@ def sections(db: sqlite3.Connection, now: datetime,
              tz: tzinfo) -> dict[str, list[tuple[str, str]]]:
     """Each section as (key, line); the key says when a line is the same line on the next desk."""
     stamp = now.timestamp()
+    blocked = index.blocked_pids(db)
     rows = [Row(r[0], f"{r[1]}/@{r[2]}", *r[3:]) for r in db.execute(
         "SELECT pid, platform, handle, display_name, kind, relationship, flags, last_seen,"
-        " spoke_last, spoke_last_at FROM people WHERE dne = 0")]
+        " spoke_last, spoke_last_at FROM people WHERE dne = 0") if r[0] not in blocked]
     open_since = stamp - OPEN_MAX_AGE.total_seconds()
     owed: dict[int, list[tuple[int, str]]] = {}
     for pid, at, text in db.execute(
             "SELECT o.pid, o.at, o.text FROM open_items o JOIN people p ON p.pid = o.pid"
             " WHERE p.dne = 0 AND o.at >= ? ORDER BY o.at DESC", (open_since,)):
-        owed.setdefault(pid, []).append((at, text))
+        if pid not in blocked:
+            owed.setdefault(pid, []).append((at, text))
 
     def dropped_brand(row: Row) -> bool:
         quiet = row.last_seen is None or row.last_seen < stamp - BRAND_WINDOW.total_seconds()
@@ -138,13 +140,15 @@ def _previous(path: Path) -> dict[str, dict[str, str]]:
 
 def regenerate(home: Home, settings: MemorySettings, now: datetime) -> Path:
     tz = settings.tz
-    db, _ = index.open_fresh(home, settings)
-    try:
-        found = sections(db, now, tz)
-    finally:
-        db.close()
     desk = home.root / DESK
+    # The lock covers the reading too: an older snapshot written after a newer one would put
+    # back a person who was just marked do-not-engage or forgotten.
     with locked(home.root / ".locks" / "desk.lock"):
+        db, _ = index.open_fresh(home, settings)
+        try:
+            found = sections(db, now, tz)
+        finally:
+            db.close()
         before = _previous(desk)
         dropped = []
         for title, lines in before.items():

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from tactful.core.errors import BadInput, MemoryUnavailable
 from tactful.core.memory import desk, index, tombstones
-from tactful.core.memory.atomic import TEMP_PREFIX, locked, write_atomic
-from tactful.core.memory.handles import normalize_handle, split_ref
+from tactful.core.memory.atomic import locked, temp_prefix, write_atomic
+from tactful.core.memory.handles import normalize_handle, normalize_platform, split_ref
 from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.person import Person
 from tactful.core.memory.settings import MemorySettings
@@ -40,12 +40,15 @@ class Forgotten:
     links: list[str] = field(default_factory=list)
 
 
-def _about(event: object, platform: str, handle: str) -> bool:
-    if not isinstance(event, dict) or event.get("platform") != platform:
+def about(event: object, platform: str, handle: str) -> bool:
+    """Is this log event about that person? Read as leniently as sync-log reads it."""
+    if not isinstance(event, dict):
         return False
-    raw = event.get("handle")
+    raw_platform, raw_handle = event.get("platform"), event.get("handle")
     try:
-        return isinstance(raw, str) and normalize_handle(raw, platform) == handle
+        return (isinstance(raw_platform, str) and isinstance(raw_handle, str)
+                and normalize_platform(raw_platform) == platform
+                and normalize_handle(raw_handle, platform) == handle)
     except BadInput:
         return False
 
@@ -75,13 +78,23 @@ def filter_jsonl(path: Path, keep: Callable[[object], bool]) -> int:
     return removed
 
 
-def _drop_archive_lines(home: Home, ref: str) -> int:
-    path = home.root / desk.ARCHIVE
+def _drop_desk_lines(path: Path, ref: str) -> int:
+    """Remove the lines of one person from the desk or its archive; no one else's.
+
+    Desk lines start "- x/@ada " or "- x/@ada:", and archive lines carry the same
+    after "TIME | section | ", so the match is on that exact start, never a substring.
+    """
     try:
         lines = path.read_text(encoding="utf-8").split("\n")
     except FileNotFoundError:
         return 0
-    kept = [line for line in lines if ref not in line]
+    starts = (f"- {ref} ", f"- {ref}:")
+
+    def theirs(line: str) -> bool:
+        body = line.split(" | ", 2)[-1] if " | " in line else line
+        return body.startswith(starts) or body == f"- {ref}"
+
+    kept = [line for line in lines if not theirs(line)]
     if len(kept) != len(lines):
         write_atomic(path, "\n".join(kept))
     return len(lines) - len(kept)
@@ -91,7 +104,7 @@ def _unlink_marks(home: Home, platform: str, handle: str) -> None:
     folder = home.people(platform)
     with contextlib.suppress(FileNotFoundError):
         for name in os.listdir(folder):
-            if name.startswith(f"{TEMP_PREFIX}{handle}.md."):
+            if name.startswith(temp_prefix(f"{handle}.md")):
                 with contextlib.suppress(FileNotFoundError):
                     (folder / name).unlink()
     ids = home.ids(platform)
@@ -114,6 +127,14 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
     people = People(home, settings)
     path = home.person_path(platform, handle)
     done = Forgotten()
+    ref = f"{platform}/{handle}"
+    # Who links to them, found through the index: their own file may not parse, and a link
+    # may be one-sided. Taken before anything is deleted.
+    db, _ = index.open_fresh(home, settings)
+    try:
+        backlinks = set(index.linking_to(db, ref))
+    finally:
+        db.close()
     lock = home.person_lock(platform, handle)
     try:
         with locked(lock):
@@ -134,25 +155,25 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
             _unlink_marks(home, platform, handle)
-        ref = f"{platform}/{handle}"
-        for link in person.aka if person else []:
-            other_platform, other_handle = split_ref(link.ref)
+        backlinks |= {split_ref(link.ref) for link in person.aka} if person else set()
+        for other_platform, other_handle in sorted(backlinks):
+            if (other_platform, other_handle) == (platform, handle):
+                continue
             if people.load(other_platform, other_handle) is not None:
                 people.change(other_platform, other_handle, lambda p: _unlink_aka(p, ref))
-                done.links.append(link.ref)
+                done.links.append(f"{other_platform}/{other_handle}")
         with locked(home.root / ENGAGEMENT_LOCK):
             done.log_events = filter_jsonl(home.engagement_log,
-                                           lambda e: not _about(e, platform, handle))
+                                           lambda e: not about(e, platform, handle))
         done.outbox_lines = filter_jsonl(home.root / OUTBOX,
-                                         lambda e: not _about(e, platform, handle))
+                                         lambda e: not about(e, platform, handle))
         with locked(home.root / ".locks" / "desk.lock"):
-            done.archive_lines = _drop_archive_lines(home, f"{platform}/@{handle}")
+            # Out of both first, so the regenerated desk has no line of theirs to archive.
+            done.archive_lines = _drop_desk_lines(home.root / desk.ARCHIVE, f"{platform}/@{handle}")
+            _drop_desk_lines(home.root / desk.DESK, f"{platform}/@{handle}")
         index.rebuild(home, settings)
     except OSError as exc:
         raise unwritable(path, exc) from exc
-    # The desk is rebuilt from the fresh index, so their line leaves it without being archived.
-    with contextlib.suppress(FileNotFoundError):
-        (home.root / desk.DESK).unlink()
     desk.regenerate(home, settings, now)
     return done
 

@@ -13,8 +13,9 @@ from tactful.core.errors import BadInput
 
 BUILTIN_PLATFORMS = ("x", "bluesky", "threads", "telegram")
 
-# Bluesky handles are domain names (at most 253 characters); nothing legitimate is longer.
-MAX_HANDLE_LENGTH = 253
+# Bluesky handles are domain names (at most 253 characters), but `<handle>.md` must fit a file
+# name (255 bytes): 252 is the most a handle can be and still have a file.
+MAX_HANDLE_LENGTH = 252
 
 _ALLOWED = re.compile(r"[a-z0-9._-]+")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")

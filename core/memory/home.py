@@ -88,5 +88,6 @@ def unwritable(path: Path, exc: OSError) -> MemoryUnavailable:
     else:
         why = exc.strerror or str(exc)
     return MemoryUnavailable(
-        f"cannot write {path}: {why}; nothing was changed — fix the home or choose another --home"
+        f"cannot write {path}: {why}; that file was not changed — fix the home or choose "
+        "another --home"
     )

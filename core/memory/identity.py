@@ -4,22 +4,27 @@ Handles change, ids do not, so a renamed do-not-engage account must still be fou
 a folder per id under `<home>/.ids/<platform>/` holding one empty marker file per handle: adding
 a marker is atomic and needs no lock. It is derived data, a hint only: every handle it names is
 confirmed against the person file itself, and the whole map is rebuilt from the files whenever
-the people folder changed behind tactful's back (its mtime is newer than the map's stamp).
+the people folder changed behind tactful's back (its mtime is newer than the map's stamp), and
+by `tactful reindex`.
+
+The rebuild also notes person files whose names are not normalized handles (`Troll.md`, made
+by hand): `check` cannot find them by name, so it refuses for that handle instead of calling
+the person a stranger.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
+import shutil
 from pathlib import Path
 
 from tactful.core.errors import BadInput
-from tactful.core.memory.handles import normalize_id
+from tactful.core.memory.handles import normalize_handle, normalize_id
 from tactful.core.memory.home import Home
 
 STAMP = ".stamp"
-_HEADER_ID = re.compile(r"""^id:\s*['"]?([A-Za-z0-9:._-]+)['"]?\s*$""")
+MISNAMED = ".misnamed"
 
 
 def record(home: Home, platform: str, person_id: str, handle: str) -> None:
@@ -36,20 +41,24 @@ def touch_stamp(home: Home, platform: str) -> None:
     os.utime(stamp)
 
 
-def forget(home: Home, platform: str, person_id: str, handle: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        (home.ids(platform) / person_id / handle).unlink()
-
-
 def handles_for(home: Home, platform: str, person_id: str) -> list[str]:
     """Handles that have carried this id, by the map, rebuilt first if it may be stale."""
     if _stale(home, platform):
-        mapping = rebuild(home, platform)
-        return sorted(mapping.get(person_id, ()))
+        return sorted(rebuild(home, platform)[0].get(person_id, ()))
     try:
         return sorted(os.listdir(home.ids(platform) / person_id))
     except (FileNotFoundError, NotADirectoryError):
         return []
+
+
+def misnamed_file(home: Home, platform: str, handle: str) -> str | None:
+    """The name of a hand-made file that means this handle but is not `<handle>.md`."""
+    if _stale(home, platform):
+        return rebuild(home, platform)[1].get(handle)
+    try:
+        return (home.ids(platform) / MISNAMED / handle).read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
 
 
 def _stale(home: Home, platform: str) -> bool:
@@ -64,50 +73,78 @@ def _stale(home: Home, platform: str) -> bool:
         return True
 
 
-def scan(people: Path) -> dict[str, set[str]]:
-    """Read only the header of every person file for its id."""
-    mapping: dict[str, set[str]] = {}
+def _header_id(path: Path) -> str | None:
+    """The id as the person file's own reader sees it (same YAML, same rules), or None."""
+    from tactful.core.memory.personfile import header_fields
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            if handle.readline().rstrip("\r\n") != "---":
+                return None
+            lines = []
+            for line in handle:
+                line = line.rstrip("\r\n")
+                if line == "---":
+                    break
+                lines.append(line)
+        value = header_fields(lines).get("id")
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    try:
+        return normalize_id(str(value))
+    except BadInput:
+        return None
+
+
+def scan(people: Path) -> tuple[dict[str, set[str]], dict[str, str]]:
+    """Every person file's id, and every file whose name is not a normalized handle."""
+    ids: dict[str, set[str]] = {}
+    misnamed: dict[str, str] = {}
     try:
         names = os.listdir(people)
     except FileNotFoundError:
-        return mapping
+        return ids, misnamed
     for name in names:
         if not name.endswith(".md") or name.startswith("."):
             continue
+        stem = name[:-3]
         try:
-            with open(people / name, encoding="utf-8", errors="replace") as handle:
-                if handle.readline().rstrip("\r\n") != "---":
-                    continue
-                for line in handle:
-                    line = line.rstrip("\r\n")
-                    if line == "---":
-                        break
-                    match = _HEADER_ID.match(line)
-                    if match:
-                        if _safe_id(match.group(1)):
-                            mapping.setdefault(match.group(1), set()).add(name[:-3])
-                        break
-        except OSError:
+            normal = normalize_handle(stem)
+        except BadInput:
             continue
-    return mapping
+        if normal != stem:
+            misnamed[normal] = name
+            continue
+        person_id = _header_id(people / name)
+        if person_id is not None:
+            ids.setdefault(person_id, set()).add(stem)
+    return ids, misnamed
 
 
-def _safe_id(value: str) -> bool:
-    try:
-        normalize_id(value)
-    except BadInput:
-        return False
-    return True
-
-
-def rebuild(home: Home, platform: str) -> dict[str, set[str]]:
-    mapping = scan(home.people(platform))
+def rebuild(home: Home, platform: str) -> tuple[dict[str, set[str]], dict[str, str]]:
+    ids, misnamed = scan(home.people(platform))
     # Best effort: a read-only home still gets a correct answer, just not a saved map.
     with contextlib.suppress(OSError):
-        for person_id, handles in mapping.items():
+        folder = home.ids(platform)
+        shutil.rmtree(folder, ignore_errors=True)
+        for person_id, handles in ids.items():
+            (folder / person_id).mkdir(parents=True, exist_ok=True)
             for handle in handles:
-                folder = home.ids(platform) / person_id
-                folder.mkdir(parents=True, exist_ok=True)
-                (folder / handle).touch()
+                (folder / person_id / handle).touch()
+        (folder / MISNAMED).mkdir(parents=True, exist_ok=True)
+        for normal, name in misnamed.items():
+            (folder / MISNAMED / normal).write_text(name, encoding="utf-8")
         touch_stamp(home, platform)
-    return mapping
+    return ids, misnamed
+
+
+def rebuild_all(home: Home) -> None:
+    try:
+        platforms = os.listdir(home.root / "people")
+    except FileNotFoundError:
+        return
+    for platform in platforms:
+        if not platform.startswith(".") and (home.root / "people" / platform).is_dir():
+            rebuild(home, platform)

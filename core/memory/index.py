@@ -25,7 +25,7 @@ from tactful.core.memory.person import Person
 from tactful.core.memory.settings import MemorySettings
 
 FILE = "index.sqlite"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 Progress = Callable[[int, int], None]
 
 # Ordered, small steps; a different version means "rebuild", never "migrate": the index is
@@ -36,7 +36,11 @@ _SCHEMA = (
     " inode INTEGER, sha TEXT, PRIMARY KEY(platform, handle)) WITHOUT ROWID",
     "CREATE TABLE people(pid INTEGER PRIMARY KEY, platform TEXT, handle TEXT,"
     " display_name TEXT, kind TEXT, relationship TEXT, dne INTEGER, flags TEXT,"
-    " last_seen INTEGER, spoke_last TEXT, spoke_last_at INTEGER, UNIQUE(platform, handle))",
+    " last_seen INTEGER, spoke_last TEXT, spoke_last_at INTEGER, sid TEXT,"
+    " UNIQUE(platform, handle))",
+    "CREATE TABLE aka(pid INTEGER, ref TEXT)",
+    "CREATE INDEX aka_pid ON aka(pid)",
+    "CREATE INDEX aka_ref ON aka(ref)",
     "CREATE TABLE open_items(pid INTEGER, at INTEGER, text TEXT)",
     "CREATE INDEX open_items_pid ON open_items(pid)",
     "CREATE TABLE docs(id INTEGER PRIMARY KEY, pid INTEGER, kind TEXT, at INTEGER,"
@@ -90,7 +94,8 @@ def _summary(person: Person) -> tuple[object, ...]:
     return (person.platform, person.handle, person.display_name, person.kind,
             person.relationship, int(person.do_not_engage),
             ",".join(f.name for f in person.flags), _epoch(person.last_seen),
-            latest.direction if latest else None, _epoch(latest.at) if latest else None)
+            latest.direction if latest else None, _epoch(latest.at) if latest else None,
+            person.id)
 
 
 class _Batch:
@@ -102,6 +107,7 @@ class _Batch:
         self.next_doc = (db.execute("SELECT max(id) FROM docs").fetchone()[0] or 0) + 1
         self.people: list[tuple[object, ...]] = []
         self.open_items: list[tuple[object, ...]] = []
+        self.aka: list[tuple[object, ...]] = []
         self.docs: list[tuple[object, ...]] = []
         self.texts: list[tuple[object, ...]] = []
         self.files: list[tuple[object, ...]] = []
@@ -111,6 +117,7 @@ class _Batch:
         self.next_pid += 1
         self.people.append((pid, *_summary(person)))
         self.open_items += [(pid, _epoch(at), item.text) for at, item in person.open_items()]
+        self.aka += [(pid, link.ref) for link in person.aka]
         for doc in docs_of(person):
             self.docs.append((self.next_doc, pid, doc.kind, doc.at, int(doc.important)))
             self.texts.append((self.next_doc, doc.body, doc.topics, doc.who))
@@ -121,15 +128,16 @@ class _Batch:
     def flush(self) -> None:
         db = self.db
         db.executemany("INSERT INTO people(pid, platform, handle, display_name, kind,"
-                       " relationship, dne, flags, last_seen, spoke_last, spoke_last_at)"
-                       " VALUES (?,?,?,?,?,?,?,?,?,?,?)", self.people)
+                       " relationship, dne, flags, last_seen, spoke_last, spoke_last_at, sid)"
+                       " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", self.people)
+        db.executemany("INSERT INTO aka(pid, ref) VALUES (?,?)", self.aka)
         db.executemany("INSERT INTO open_items(pid, at, text) VALUES (?,?,?)", self.open_items)
         db.executemany("INSERT INTO docs(id, pid, kind, at, important) VALUES (?,?,?,?,?)",
                        self.docs)
         db.executemany("INSERT INTO docs_fts(rowid, body, topics, who) VALUES (?,?,?,?)",
                        self.texts)
         db.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?)", self.files)
-        for rows in (self.people, self.open_items, self.docs, self.texts, self.files):
+        for rows in (self.people, self.open_items, self.aka, self.docs, self.texts, self.files):
             rows.clear()
 
 
@@ -150,6 +158,7 @@ def _drop(db: sqlite3.Connection, platform: str, handle: str) -> None:
     db.execute("DELETE FROM docs_fts WHERE rowid IN (SELECT id FROM docs WHERE pid = ?)", (pid,))
     db.execute("DELETE FROM docs WHERE pid = ?", (pid,))
     db.execute("DELETE FROM open_items WHERE pid = ?", (pid,))
+    db.execute("DELETE FROM aka WHERE pid = ?", (pid,))
     db.execute("DELETE FROM people WHERE pid = ?", (pid,))
 
 
@@ -353,6 +362,32 @@ def update_person(home: Home, person: Person, text: str, stat: os.stat_result) -
 
 
 # --------------------------------------------------------------------------- reading
+
+def blocked_pids(db: sqlite3.Connection) -> set[int]:
+    """Everyone `check` would stop: do-not-engage themselves, or sharing a stable id with, or
+    linked (either way) to, someone who is. The desk must never list a person check refuses."""
+    rows = db.execute("SELECT pid, platform, handle, dne, sid FROM people").fetchall()
+    dne_refs = {f"{platform}/{handle}" for _, platform, handle, dne, _ in rows if dne}
+    dne_ids = {(platform, sid) for _, platform, _, dne, sid in rows if dne and sid}
+    links: dict[int, set[str]] = {}
+    for pid, ref in db.execute("SELECT pid, ref FROM aka"):
+        links.setdefault(pid, set()).add(ref)
+    linked_from_dne = {ref for pid, platform, handle, dne, _ in rows if dne
+                       for ref in links.get(pid, ())}
+    blocked = set()
+    for pid, platform, handle, dne, sid in rows:
+        ref = f"{platform}/{handle}"
+        if (dne or (platform, sid) in dne_ids or links.get(pid, set()) & dne_refs
+                or ref in linked_from_dne):
+            blocked.add(pid)
+    return blocked
+
+
+def linking_to(db: sqlite3.Connection, ref: str) -> list[tuple[str, str]]:
+    """Who holds an `aka` link to this account: (platform, handle) of each."""
+    return [(platform, handle) for platform, handle in db.execute(
+        "SELECT p.platform, p.handle FROM aka a JOIN people p ON p.pid = a.pid WHERE a.ref = ?",
+        (ref,))]
 
 def rows(db: sqlite3.Connection, sql: str, args: Iterable[object] = ()) -> list[tuple[object, ...]]:
     return list(db.execute(sql, tuple(args)))

@@ -153,6 +153,17 @@ def _aka_out(aka: Aka, tz: tzinfo) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- reading
 
+def header_fields(lines: list[str]) -> dict[str, Any]:
+    """The header's YAML as this module reads it (duplicates refused); ValueError if bad."""
+    try:
+        header = yaml.load("\n".join(lines), Loader=_Loader)  # noqa: S506 — a safe loader
+    except yaml.YAMLError as exc:
+        raise ValueError("header is not valid YAML") from exc
+    if not isinstance(header, dict):
+        raise ValueError("header is not a mapping")
+    return header
+
+
 class _Reader:
     """Parses one file; every problem raises PersonFileCorrupt with the file and line."""
 
@@ -315,7 +326,8 @@ class _Reader:
                                         f"{PINNED!r}, {EARLIER!r}, {ENTRIES!r}")
             if section == ENTRIES:
                 if not line.startswith("### "):
-                    raise self.fail(number, "unexpected line in the entries; an entry starts with '### TIME · kind · direction'")
+                    raise self.fail(number, "unexpected line in the entries; an entry starts "
+                                            "with '### TIME · kind · direction'")
                 entry = self.entry_head(line[4:], number)
                 person.entries.append(entry)
             elif section == PINNED:
@@ -402,7 +414,8 @@ class _Reader:
             target.open.append(OpenItem(match["text"],
                                         self.time(match["at"], number, "resolved time")))
         else:
-            raise self.fail(number, f"unexpected or repeated field {_field_name(line)!r} in an entry; "
+            raise self.fail(number, f"unexpected or repeated field {_field_name(line)!r} in an "
+                                    "entry; "
                                     "fields are they, me, link, thread, topics, open, resolved, "
                                     "redacted, withheld")
 

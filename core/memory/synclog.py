@@ -267,6 +267,10 @@ def _apply(person: Person, pending: list[_Pending], stones: _Stones, *, under_lo
             tally.merged += 1
         else:
             tally.present += 1
+            if item.withheld is not None and person.flag(INJECTION_FLAG) is None:
+                # Already on file, but an attempt to instruct is flagged however it arrived.
+                flag(person, INJECTION_FLAG, item.withheld, ev.at)
+                tally.changed = True
             continue
         if item.withheld is not None:
             flag(person, INJECTION_FLAG, item.withheld, ev.at)
