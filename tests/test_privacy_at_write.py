@@ -81,7 +81,9 @@ def test_manual_link_needs_public_proof(cli, home: Path) -> None:  # type: ignor
         assert cli("remember", platform, handle, "--kind", "reply", "--they", "hi").code == 0
     before = (home / "people" / "x" / "ada.md").read_bytes()
     for bad in ("ftp://example.com/a", "http://localhost/me", "http://192.168.1.4/p",
-                "https://user:pw@example.com/p", "not a url", "http://intranet/p"):
+                "https://user:pw@example.com/p", "not a url", "http://intranet/p",
+                "https://127.1/", "https://localhost./x", "http://intranet.corp./",
+                "https://0177.0.0.1/", "https://[::1]/x"):
         result = cli("link", "x:ada", "threads:ada_t", "--proof", bad)
         assert result.code == 2, bad
     assert (home / "people" / "x" / "ada.md").read_bytes() == before

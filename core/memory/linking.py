@@ -7,6 +7,7 @@ as proof. Every link records why it was made, on both files.
 from __future__ import annotations
 
 import ipaddress
+import socket
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -19,8 +20,11 @@ _PRIVATE_SUFFIXES = (".local", ".localhost", ".internal", ".lan", ".home", ".cor
 
 def public_url(raw: str) -> str:
     value = raw.strip()
-    parts = urlsplit(value)
-    host = (parts.hostname or "").lower()
+    try:
+        parts = urlsplit(value)
+        host = (parts.hostname or "").lower().rstrip(".")  # "localhost." is localhost
+    except ValueError:
+        raise BadInput("--proof is not a URL; give the public page") from None
     if parts.scheme not in ("http", "https") or not host or any(c.isspace() for c in value):
         raise BadInput(f"--proof {raw[:80]!r} is not an http(s) URL; give the public page that "
                        "shows the two accounts belong together")
@@ -30,7 +34,14 @@ def public_url(raw: str) -> str:
         address = ipaddress.ip_address(host)
     except ValueError:
         address = None
-    if (address is not None and not address.is_global) or host == "localhost" \
+    # Addresses in the odd spellings resolvers accept (127.1, 0177.0.0.1, 0x7f.1) are
+    # addresses too: a public page has a name, so any of them is refused outright.
+    try:
+        socket.inet_aton(host)
+        numeric = True
+    except OSError:
+        numeric = False
+    if (address is not None and not address.is_global) or host == "localhost" or numeric \
             or "." not in host or host.endswith(_PRIVATE_SUFFIXES):
         raise BadInput(f"--proof host {host!r} is not public; a link needs a page anyone can see")
     return value

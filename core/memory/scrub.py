@@ -362,7 +362,7 @@ _QUOTED = r"(?:\"(?P<q>[^\"\n]{1,120})\"|'(?P<q2>[^'\n]{1,120})')"
 # Env-style names such as DB_PASSWORD or smtp_pwd count too: the prefix ends in '_', which
 # passes the word-start check, and a suffix may follow.
 _LOGIN_WORDS = (
-    r"(?:password|passwd|passwort|passphrase|passcode|pass_?word|pwd|pw|wachtwoord"
+    r"(?:password|passwd|passwort|passphrase|passcode|pass_?word|pass(?==)|pwd|pw|wachtwoord"
     r"|kennwort|contrase[ñn]a|mot\s+de\s+passe|senha|пароль)(?:_[A-Za-z0-9]+)*\b[\"']?"
 )
 _PASSWORD_NEEDLES = ("pass", "pw", "wachtwoord", "kennwort", "contrase", "mot", "senha", "пароль")
