@@ -61,6 +61,23 @@ def parse_timestamp(text: str, tz: tzinfo, *, what: str = "timestamp") -> dateti
     return value.replace(microsecond=0)
 
 
+def read_time(value: object, tz: tzinfo) -> datetime | None:
+    """A time as files and the log hold it (ISO text, or what YAML made of it), or None when it
+    is not one tactful can use. A time without offset is the persona's."""
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=tz)
+    return parsed if sane(parsed) else None
+
+
 def to_file(value: datetime, tz: tzinfo) -> str:
     """The form stored in files: ISO 8601 with offset, in the persona's zone, to the second."""
     return value.astimezone(tz).isoformat(timespec="seconds")

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 from tactful.core.errors import BadInput
 from tactful.core.memory.atomic import locked
-from tactful.core.memory.clock import sane
+from tactful.core.memory.clock import read_time
 from tactful.core.memory.handles import normalize_handle, normalize_id, normalize_platform
 from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.person import ENTRY_KINDS
@@ -97,20 +97,10 @@ def _url(value: str) -> bool:
 
 
 def _time(value: Any, tz: tzinfo) -> datetime | None:
-    if isinstance(value, datetime):
-        parsed = value
-    elif isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value.strip())
-        except ValueError:
-            return None
-    else:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=tz)  # as `--at` does: a bare time is the persona's
-    if not sane(parsed):
-        return None  # year 9999 would overflow in every zone east of UTC, later, somewhere
-    return parsed.replace(microsecond=0)
+    # As `--at` reads it: a bare time is the persona's; year 9999 is no time at all (it would
+    # overflow in every zone east of UTC, later, somewhere).
+    parsed = read_time(value, tz)
+    return parsed.replace(microsecond=0) if parsed is not None else None
 
 
 def parse_event(record: Any, line: int, tz: tzinfo) -> Event | BadLine:

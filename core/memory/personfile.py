@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from tactful.core.errors import PersonFileCorrupt
-from tactful.core.memory.clock import sane, to_file
+from tactful.core.memory.clock import read_time, to_file
 from tactful.core.memory.person import (
     ACCOUNT_KINDS,
     DIRECTIONS,
@@ -183,20 +183,10 @@ class _Reader:
         return self.header_start
 
     def time(self, value: Any, line: int, what: str) -> datetime:
-        if isinstance(value, datetime):
-            parsed = value
-        elif isinstance(value, str):
-            try:
-                parsed = datetime.fromisoformat(value.strip())
-            except ValueError:
-                raise self.fail(line, f"{what}: {value[:40]!r} is not an ISO 8601 time") from None
-        else:
-            found = type(value).__name__
-            raise self.fail(line, f"{what}: expected an ISO 8601 time, found {found}")
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=self.tz)
-        if not sane(parsed):
-            raise self.fail(line, f"{what}: the year is outside 1970–2200")
+        parsed = read_time(value, self.tz)
+        if parsed is None:
+            raise self.fail(line, f"{what}: expected an ISO 8601 time from 1970 to 2200, "
+                                  "e.g. 2026-10-29T09:05:00-04:00")
         return parsed
 
     def text(self, header: dict[str, Any], key: str, default: str | None) -> str | None:
