@@ -60,30 +60,38 @@ def _run(db: sqlite3.Connection, expression: str, now: datetime, platform: str |
     pool = max(limit * 20, 200)
     # FTS5 ranks and cuts its own matches first (ORDER BY rank LIMIT runs inside the module);
     # only that pool is joined. A platform filter must see every match, so it joins first.
+    # Snippets are the dear part: they are made only for the hits that are shown.
     if platform:
-        sql = ("SELECT p.platform, p.handle, d.kind, d.at, d.important, f.rank,"
-               " snippet(docs_fts, -1, '[', ']', '…', 12)"
+        sql = ("SELECT f.rowid, p.platform, p.handle, d.kind, d.at, d.important, f.rank"
                " FROM docs_fts f JOIN docs d ON d.id = f.rowid JOIN people p ON p.pid = d.pid"
                " WHERE docs_fts MATCH ? AND p.platform = ? ORDER BY f.rank LIMIT ?")
         args: list[object] = [expression, platform, pool]
     else:
-        sql = ("SELECT p.platform, p.handle, d.kind, d.at, d.important, m.rank, m.snip"
-               " FROM (SELECT rowid AS id, rank, snippet(docs_fts, -1, '[', ']', '…', 12) AS snip"
-               "       FROM docs_fts WHERE docs_fts MATCH ? ORDER BY rank LIMIT ?) m"
+        sql = ("SELECT m.id, p.platform, p.handle, d.kind, d.at, d.important, m.rank"
+               " FROM (SELECT rowid AS id, rank FROM docs_fts WHERE docs_fts MATCH ?"
+               "       ORDER BY rank LIMIT ?) m"
                " JOIN docs d ON d.id = m.id JOIN people p ON p.pid = d.pid")
         args = [expression, pool]
     rows = db.execute(sql, args).fetchall()
     if not rows:
         return []
-    best = min(row[5] for row in rows)  # bm25 is negative: lower is better
-    hits = []
-    for plat, handle, kind, at, important, rank, snippet in rows:
+    best = min(row[6] for row in rows)  # bm25 is negative: lower is better
+    scored = []
+    for doc_id, plat, handle, kind, at, important, rank in rows:
         relevance = rank / best if best < 0 else 1.0
         age_days = max(0.0, (now.timestamp() - at) / 86400) if at is not None else 365.0
         recency = 0.5 ** (age_days / HALF_LIFE_DAYS)
         importance = float(important)
         score = WEIGHTS[0] * relevance + WEIGHTS[1] * recency + WEIGHTS[2] * importance
-        hits.append(Hit(plat, handle, kind, at, snippet, round(relevance, 4),
-                        round(recency, 4), importance, round(score, 4)))
-    hits.sort(key=lambda h: (-h.score, -(h.at or 0)))
-    return hits[:limit]
+        scored.append((score, at or 0, doc_id, plat, handle, kind, at, relevance, recency,
+                       importance))
+    scored.sort(key=lambda row: (-row[0], -row[1]))
+    shown = scored[:limit]
+    marks = ",".join("?" * len(shown))
+    snippets = dict(db.execute(
+        f"SELECT rowid, snippet(docs_fts, -1, '[', ']', '…', 12) FROM docs_fts"  # noqa: S608
+        f" WHERE docs_fts MATCH ? AND rowid IN ({marks})",
+        [expression, *(row[2] for row in shown)]).fetchall())
+    return [Hit(plat, handle, kind, at, snippets.get(doc_id, ""), round(relevance, 4),
+                round(recency, 4), importance, round(score, 4))
+            for score, _, doc_id, plat, handle, kind, at, relevance, recency, importance in shown]
