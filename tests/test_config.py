@@ -40,11 +40,12 @@ def error_of(path: Path) -> str:
 
 @pytest.fixture(params=["libyaml", "pure-python"])
 def either_parser(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Run a test with libyaml (what users get when it is installed) and without it."""
+    """Run a test with libyaml (what users get when it is installed) and without it.
+
+    PyYAML's wheels carry libyaml; were it missing, both runs would use the pure-Python parser
+    and still test something real, so nothing is skipped."""
     if request.param == "pure-python":
         monkeypatch.delattr(yaml, "CSafeLoader", raising=False)
-    elif not hasattr(yaml, "CSafeLoader"):
-        pytest.skip("PyYAML was built without libyaml")
     return str(request.param)
 
 
