@@ -101,3 +101,12 @@ def test_no_auto_link_when_only_the_handle_matches(cli, home: Path) -> None:  # 
     assert cli("remember", "threads", "sam", "--kind", "reply", "--they", "hi",
                "--display-name", "Samuel B").code == 0
     assert load(home, "x", "sam").aka == [] and load(home, "threads", "sam").aka == []
+
+
+def test_a_link_is_written_on_both_sides_or_neither(cli, home: Path, read_only) -> None:  # type: ignore[no-untyped-def]
+    for platform in ("x", "bluesky"):
+        assert cli("remember", platform, "sam", "--kind", "reply", "--they", "hi").code == 0
+    read_only(home / "people" / "x")
+    result = cli("link", "bluesky:sam", "x:sam", "--proof", "https://sam.dev/about")
+    assert result.code == 4
+    assert load(home, "bluesky", "sam").aka == []  # the first side was undone
