@@ -185,3 +185,9 @@ def test_matching_fills_and_never_replaces() -> None:
     assert (hand.kind, hand.link, hand.platform, hand.at) == (
         "post", "https://x.com/galatea/status/1", "x", at)
     assert not journal.merge(hand, logged)
+
+
+def test_journal_at_is_read_like_remember_at(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    for when in ("", "2090-01-01T00:00:00+00:00", "9999-12-31T23:00:00"):
+        assert cli("journal", "a note", "--at", when).code == 2, when
+    assert not (home / "journal").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -66,10 +67,16 @@ class Context:
         index.update_person(self.home, written.person, written.text, written.stat)
 
     def after_memory_change(self) -> None:
-        """Regenerate the desk: after remember, pin, unpin, a journal entry and sync-log."""
+        """Regenerate the desk after a change (remember, pin, unpin, journal, sync-log, ...).
+
+        The desk is derived: if it cannot be rebuilt, the change stands and a warning says so.
+        """
         from tactful.core.memory import desk
 
-        desk.regenerate(self.home, self.settings, self.now())
+        try:
+            desk.regenerate(self.home, self.settings, self.now())
+        except Exception as exc:  # noqa: BLE001 — nothing about the desk may undo a change
+            print(f"tactful: warning: the desk was not regenerated: {exc}", file=sys.stderr)
 
     def now(self) -> datetime:
         return now(self.settings.tz)

@@ -7,37 +7,29 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
-from typing import TextIO
 
+from tactful.core.cli.args import when
 from tactful.core.cli.context import Context
-from tactful.core.errors import BadInput, TactfulError
+from tactful.core.cli.progress import on_terminal
+from tactful.core.errors import BadInput
 from tactful.core.memory import journal as journals
 from tactful.core.memory import synclog
-from tactful.core.memory.clock import on_screen, parse_timestamp
+from tactful.core.memory.clock import on_screen
 from tactful.core.memory.recording import check_url
 
 BAD_LINES_SHOWN = 20
-
-
-def _desk(context: Context) -> None:
-    """The change stands even if the desk cannot be rebuilt; say so, once, and go on."""
-    try:
-        context.after_memory_change()
-    except TactfulError as exc:
-        print(f"tactful: warning: the desk was not regenerated: {exc}", file=sys.stderr)
 
 
 def journal(context: Context, args: argparse.Namespace) -> int:
     if not args.text.strip():
         raise BadInput("the journal entry is empty; give the text of the post or note")
     tz = context.settings.tz
-    at = parse_timestamp(args.at, tz, what="--at") if args.at else context.now()
-    link = check_url(args.link, "--link") if args.link else None
+    at = when(context, args.at)
+    link = check_url(args.link, "--link") if args.link is not None else None
     entry = journals.gated(at=at, kind="post" if link else "note", text=args.text, link=link)
     done = journals.record(context.home, tz, [entry], match_text=False)
-    _desk(context)
+    context.after_memory_change()
     where = f"{journals.FOLDER}/{done.placed[0]}.md"
     if done.present:
         print(f"already in the journal: the post with this link is in {where}; nothing added")
@@ -52,34 +44,6 @@ def journal(context: Context, args: argparse.Namespace) -> int:
         parts.append(f"withheld: looks like instructions; {entry.withheld}")
     print(" — ".join(parts))
     return 0
-
-
-class _Progress:
-    """One self-rewriting line on a terminal, at most ten times a second."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.last = 0.0
-        self.shown = False
-
-    def __call__(self, phase: str, done: int, total: int) -> None:
-        now = time.monotonic()
-        if done < total and now - self.last < 0.1:
-            return
-        self.last = now
-        percent = 100 * done // total if total else 100
-        if phase == "reading":
-            text = f"sync-log: reading the log {percent:3d}%"
-        else:
-            text = f"sync-log: {phase} {done}/{total} ({percent}%)"
-        self.stream.write(f"\r{text}\x1b[K")
-        self.stream.flush()
-        self.shown = True
-
-    def clear(self) -> None:
-        if self.shown:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
 
 
 def _summary(report: synclog.Report) -> str:
@@ -103,7 +67,7 @@ def sync_log(context: Context, args: argparse.Namespace) -> int:
     else:
         context.home.require_readable()  # a mistyped home must not read as "nothing to do"
         log = context.home.engagement_log
-    progress = _Progress(sys.stderr) if sys.stderr.isatty() else None
+    progress = on_terminal("sync-log")
     try:
         report = synclog.sync(context.home, context.people, log, progress=progress)
     finally:
@@ -122,6 +86,6 @@ def sync_log(context: Context, args: argparse.Namespace) -> int:
     if report.checkpoint_error:
         print(f"tactful: warning: the checkpoint was not saved ({report.checkpoint_error}); "
               "the next sync reads the log from the top", file=sys.stderr)
-    _desk(context)
+    context.after_memory_change()
     print(_summary(report))
     return 4 if report.failed else 0

@@ -10,15 +10,11 @@ import argparse
 import json
 import sys
 
+from tactful.core.cli.args import target
 from tactful.core.cli.context import Context
 from tactful.core.errors import BadInput
 from tactful.core.memory import check as checks
 from tactful.core.memory.handles import normalize_handle, normalize_id, normalize_platform
-
-
-def _target(args: argparse.Namespace) -> tuple[str, str]:
-    platform = normalize_platform(args.platform)
-    return platform, normalize_handle(args.handle, platform)
 
 
 def check(context: Context, args: argparse.Namespace) -> int:
@@ -35,7 +31,7 @@ def check(context: Context, args: argparse.Namespace) -> int:
 
 
 def card(context: Context, args: argparse.Namespace) -> int:
-    platform, handle = _target(args)
+    platform, handle = target(args)
     person_id = normalize_id(args.id) if args.id is not None else None
     context.home.require_people()
     verdict = checks.check(context.people, platform, handle, person_id)
@@ -53,7 +49,7 @@ def card(context: Context, args: argparse.Namespace) -> int:
 
 
 def export(context: Context, args: argparse.Namespace) -> int:
-    platform, handle = _target(args)
+    platform, handle = target(args)
     context.home.require_readable()
     person = context.people.load(platform, handle)
     path = context.home.person_path(platform, handle)

@@ -8,24 +8,12 @@ import sys
 from datetime import datetime
 
 from tactful.core.cli.context import Context
+from tactful.core.cli.progress import on_terminal
 from tactful.core.errors import BadInput, MemoryUnavailable
 from tactful.core.memory import desk, identity, index
 from tactful.core.memory import search as searching
 from tactful.core.memory.clock import on_screen
 from tactful.core.memory.handles import normalize_platform
-
-
-def _progress(label: str):  # type: ignore[no-untyped-def]
-    """A self-rewriting progress line on a terminal; nothing at all when piped."""
-    if not sys.stderr.isatty():
-        return None
-
-    def show(done: int, total: int) -> None:
-        end = "\n" if done == total else ""
-        sys.stderr.write(f"\r{label}: {done}/{total} files ({100 * done // max(total, 1)}%){end}")
-        sys.stderr.flush()
-
-    return show
 
 
 def _warn_skipped(skipped: list[str]) -> None:
@@ -39,7 +27,12 @@ def search(context: Context, args: argparse.Namespace) -> int:
     platform = normalize_platform(args.platform) if args.platform else None
     if not 1 <= args.limit <= 1000:
         raise BadInput(f"--limit {args.limit}: give a number from 1 to 1000")
-    db, skipped = index.open_fresh(context.home, context.settings, _progress("indexing"))
+    progress = on_terminal("indexing")
+    try:
+        db, skipped = index.open_fresh(context.home, context.settings, progress)
+    finally:
+        if progress is not None:
+            progress.clear()
     _warn_skipped(skipped)
     try:
         hits = searching.search(db, args.query, context.now(), platform=platform,
@@ -66,7 +59,12 @@ def reindex(context: Context, args: argparse.Namespace) -> int:
     context.home.require_readable()
     try:
         identity.rebuild_all(context.home)
-        skipped = index.rebuild(context.home, context.settings, _progress("reindexing"))
+        progress = on_terminal("reindex")
+        try:
+            skipped = index.rebuild(context.home, context.settings, progress)
+        finally:
+            if progress is not None:
+                progress.clear()
     except OSError as exc:
         raise MemoryUnavailable(f"cannot rebuild the index in {context.home.root}: "
                                 f"{exc.strerror or exc}; check permissions and free space") from exc

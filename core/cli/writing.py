@@ -10,34 +10,19 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime
 
+from tactful.core.cli.args import target, when
 from tactful.core.cli.context import Context
 from tactful.core.errors import BadInput, TactfulError
 from tactful.core.memory import linking, recording
-from tactful.core.memory.clock import parse_timestamp
 from tactful.core.memory.handles import (
     BUILTIN_PLATFORMS,
-    normalize_handle,
     normalize_id,
-    normalize_platform,
     split_ref,
 )
 from tactful.core.memory.person import Person
 from tactful.core.memory.recording import Outcome
-
-
-def _target(args: argparse.Namespace) -> tuple[str, str]:
-    platform = normalize_platform(args.platform)
-    return platform, normalize_handle(args.handle, platform)
-
-
-def _desk(context: Context) -> None:
-    """The change stands even if the desk cannot be rebuilt; say so, once, and go on."""
-    try:
-        context.after_memory_change()
-    except Exception as exc:  # noqa: BLE001 — the desk is derived; the change must stand
-        print(f"tactful: warning: the desk was not regenerated: {exc}", file=sys.stderr)
 
 
 def _report(person: Person, outcome: Outcome, verb: str) -> int:
@@ -58,26 +43,21 @@ def _report(person: Person, outcome: Outcome, verb: str) -> int:
 
 def _change(context: Context, args: argparse.Namespace, verb: str,
             mutate: Callable[[Person], Outcome], *, existing: bool = False) -> int:
-    platform, handle = _target(args)
+    platform, handle = target(args)
     if existing:
         context.home.require_readable()
         if context.people.load(platform, handle) is None:
             raise BadInput(f"no file for {platform}/@{handle}; nothing to {verb}")
     person, outcome = context.people.change(platform, handle, mutate)
-    _desk(context)
+    context.after_memory_change()
     return _report(person, outcome, verb)
 
 
 def remember(context: Context, args: argparse.Namespace) -> int:
-    tz = context.settings.tz
-    now = context.now()
-    at = parse_timestamp(args.at, tz, what="--at") if args.at is not None else now
-    if at > now + timedelta(days=1):
-        # A typo'd year would keep someone "active now" and "mid-conversation" for decades.
-        raise BadInput(f"--at {args.at!r} is more than a day in the future; check the date")
+    at = when(context, args.at)
     direction = args.direction or ("inbound" if args.they is not None else "outbound")
     person_id = normalize_id(args.id) if args.id is not None else None
-    platform, handle = _target(args)
+    platform, handle = target(args)
     recording.validate_entry(args.kind, direction, args.link)
 
     def mutate(person: Person) -> Outcome:
@@ -92,7 +72,7 @@ def remember(context: Context, args: argparse.Namespace) -> int:
     except TactfulError as exc:
         # The entry is written; a failed link must not make a retry write it twice.
         print(f"tactful: warning: no automatic link made: {exc}", file=sys.stderr)
-    _desk(context)
+    context.after_memory_change()
     return _report(person, outcome, "remembered")
 
 
@@ -195,7 +175,7 @@ def link(context: Context, args: argparse.Namespace) -> int:
         if person is None:
             raise BadInput(f"link: no file for {platform}/@{handle}; remember them first")
     _link_both(context, first, second, f"linked by hand; proof: {proof}", context.now(), proof)
-    _desk(context)
+    context.after_memory_change()
     print(f"linked {first[0]}/@{first[1]} and {second[0]}/@{second[1]} — proof: {proof}")
     return 0
 

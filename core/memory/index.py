@@ -26,7 +26,7 @@ from tactful.core.memory.settings import MemorySettings
 
 FILE = "index.sqlite"
 SCHEMA_VERSION = "2"
-Progress = Callable[[int, int], None]
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 # Ordered, small steps; a different version means "rebuild", never "migrate": the index is
 # disposable, the files are the truth.
@@ -223,7 +223,7 @@ def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None) ->
             if done % 500 == 0 or done == len(files):
                 batch.flush()
                 if progress is not None:
-                    progress(done, len(files))
+                    progress("files", done, len(files))
         batch.flush()
         db.execute("COMMIT")
     except BaseException:
