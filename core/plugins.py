@@ -15,6 +15,7 @@ import pluggy
 
 from tactful.core import hookspecs
 from tactful.core.errors import ConfigError
+from tactful.core.memory.handles import PLATFORM_NAME
 
 GROUP = "tactful"
 
@@ -56,6 +57,18 @@ class Host:
 
             impl.function(register=register)
         return found
+
+
+    def adapter_platforms(self) -> list[str]:
+        """Platforms that installed plugins add beyond the built-in ones (valid names only)."""
+        from tactful.core.memory.handles import BUILTIN_PLATFORMS
+
+        try:
+            names = self.collect("register_adapters")
+        except ConfigError:
+            return []  # a collision is reported where an adapter is asked for
+        return sorted(n for n in names if PLATFORM_NAME.fullmatch(n) and
+                      n not in BUILTIN_PLATFORMS)
 
 
 def _new_manager() -> pluggy.PluginManager:

@@ -92,3 +92,48 @@ def read_only() -> Iterator[object]:
         else:
             for path in [root, *root.rglob("*")]:
                 path.chmod(path.stat().st_mode | 0o200)
+
+
+@pytest.fixture
+def keyring_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The recording keyring, in this process and in every `tactful` process a test starts."""
+    import keyring
+
+    from .recording_keyring import RecordingKeyring
+
+    store = tmp_path / "keyring.json"
+    monkeypatch.setenv("TACTFUL_TEST_KEYRING", str(store))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "tests.recording_keyring.RecordingKeyring")
+    root = str(Path(__file__).resolve().parent.parent)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH")) if p))
+    previous = keyring.get_keyring()
+    keyring.set_keyring(RecordingKeyring())
+    yield store
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def recorder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+             keyring_log: Path) -> Iterator[Path]:
+    """The `recorder` adapter plugin installed as a third-party one, in-process and for child
+    processes, its credentials stored, and a memory home that exists. Yields the platform file."""
+    from tactful.core import plugins
+
+    from . import recording_keyring
+
+    site = tmp_path / "site"
+    dist = site / "tactful_recorder-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tactful-recorder\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[tactful]\nrecorder = tests.recording_adapter\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ["PYTHONPATH"]]))
+    platform = tmp_path / "platform.json"
+    monkeypatch.setenv("TACTFUL_TEST_PLATFORM", str(platform))
+    recording_keyring.store("recorder", "default", "read_token", "r-token")
+    recording_keyring.store("recorder", "default", "post_token", "p-token")
+    (tmp_path / "home" / "people").mkdir(parents=True)
+    monkeypatch.setattr(plugins, "_host", None)
+    yield platform
+    plugins._host = None

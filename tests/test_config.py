@@ -343,7 +343,8 @@ ERRORS = [
         "platforms:\n  x:\n    mode: companion\n",
         3,
         "platforms.x.mode",
-        ["unknown key (expected one of: account, dry_run, base_url)", "only telegram has a mode"],
+        ["unknown key (expected one of: account, dry_run, base_url, limits)",
+         "only telegram has a mode"],
         id="mode-outside-telegram",
     ),
     pytest.param(

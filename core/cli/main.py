@@ -165,6 +165,30 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--keep-dne", action="store_true",
                      help="keep a minimal file that says do_not_engage and nothing else")
 
+    sub = command("send", "tactful.core.cli.sending:send",
+                  "post through the guarded pipeline: exit 3 do-not-engage, 4 memory "
+                  "unavailable, 5 refused (already replied, bot thread, quota)")
+    sub.add_argument("platform")
+    sub.add_argument("--text", required=True, help="the exact text to post")
+    sub.add_argument("--to", metavar="HANDLE", help="the account addressed (a chat on Telegram)")
+    sub.add_argument("--reply-to", metavar="POST", help="the post replied to: its URL or id")
+    sub.add_argument("--dry-run", action="store_true",
+                     help="write to outbox/dry-run.jsonl instead; reads no credential")
+    sub.add_argument("--again", action="store_true",
+                     help="send even though the ledger has this send pending or sent")
+
+    sub = command("credentials", "", "store or check credentials in the keyring")
+    actions = sub.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    actions.required = True
+    for action, help_text in (("set", "store one field, read from a prompt or stdin"),
+                              ("check", "say which fields are stored, never their values")):
+        creds = actions.add_parser(action, parents=[common], help=help_text,
+                                   description=help_text)
+        creds.set_defaults(target=f"tactful.core.cli.credentials:{action.replace('set', 'set_')}")
+        creds.add_argument("platform")
+        creds.add_argument("field", nargs="?")
+        creds.add_argument("--account", help="the account name (default: platforms.P.account)")
+
     sub = command("config", "", "check the configuration file")
     actions = sub.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
     actions.required = True
@@ -196,14 +220,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tactful: interrupted", file=sys.stderr)
         return 130
+    except ImportError as exc:
+        if not (exc.name or "").startswith("tactful.core.memory"):
+            return _internal(exc, debug)
+        # Memory that cannot even be imported refuses like memory that cannot be read.
+        print(f"tactful: refused: the memory module cannot be loaded ({exc}); nothing was "
+              "done — reinstall tactful", file=sys.stderr)
+        return 4
     except Exception as exc:  # noqa: BLE001 — the one place a bug becomes exit 1
-        if debug:
-            import traceback
+        return _internal(exc, debug)
 
-            traceback.print_exc()
-        print(f"tactful: internal error ({type(exc).__name__}: {exc}); "
-              "rerun with --debug for the traceback and report it", file=sys.stderr)
-        return 1
+
+def _internal(exc: Exception, debug: bool) -> int:
+    if debug:
+        import traceback
+
+        traceback.print_exc()
+    print(f"tactful: internal error ({type(exc).__name__}: {exc}); "
+          "rerun with --debug for the traceback and report it", file=sys.stderr)
+    return 1
 
 
 def entry() -> NoReturn:

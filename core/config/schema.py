@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 from tactful.core.errors import BadInput
-from tactful.core.memory.handles import BUILTIN_PLATFORMS, normalize_handle
+from tactful.core.memory.handles import BUILTIN_PLATFORMS, PLATFORM_NAME, normalize_handle
 
 from .values import Config, MemoryConfig, PersonaConfig, PlatformConfig
 from .yamlpos import Entry, ListAt, Located, MapAt, Problem, ScalarAt, describe, is_null
@@ -260,6 +260,11 @@ class MapOf(Kind):
     """A mapping from names of a fixed set (platforms) to sections, one schema per name."""
 
     items: Mapping[str, Section[Any]]
+    # Names beyond `items` that are plausible (`other_name`) and not a typo of one of them get
+    # this section: a platform that a plugin adds. Whether it is installed is checked where it
+    # is used (`tactful send`, `tactful config check`), since reading config loads no plugin.
+    other: Section[Any] | None = None
+    other_name: re.Pattern[str] | None = None
     null_is_empty: ClassVar[bool] = True
 
     def expects(self) -> str:
@@ -274,6 +279,10 @@ class MapOf(Kind):
         for entry in node.entries:
             key_path = _join(path, entry.key)
             section = self.items.get(entry.key)
+            if section is None and self.other is not None and self.other_name is not None \
+                    and self.other_name.fullmatch(entry.key) \
+                    and did_you_mean(entry.key, tuple(self.items)) is None:
+                section = self.other
             if section is None:
                 raise _unknown_key(entry, key_path, tuple(self.items), ctx, None)
             read[entry.key] = section.read(entry.value, key_path, ctx)
@@ -384,10 +393,20 @@ def _compaction(memory: MemoryConfig, written: frozenset[str]) -> Issue | None:
 
 # ---- the schema ------------------------------------------------------------------------------
 
+SENDING_ACTIONS = ("reply", "post", "mention", "quote", "dm")
+
+
+def _limits(**values: int | None) -> dict[str, int]:
+    return {action: cap for action, cap in values.items() if cap is not None}
+
+
+_LIMITS: Section[dict[str, int]] = Section(
+    _limits, tuple(Field(action, Integer(minimum=0), optional=True) for action in SENDING_ACTIONS))
 _PLATFORM_FIELDS = (
     Field("account", Text(check=_account), optional=True),
     Field("dry_run", Boolean()),
     Field("base_url", Text(expected=_URL_EXPECTED, check=_http_url), optional=True),
+    Field("limits", _LIMITS),
 )
 _TELEGRAM = Section(
     PlatformConfig,
@@ -412,7 +431,8 @@ MEMORY = Section(
     ),
     check=_compaction,
 )
-PLATFORMS_SCHEMA = MapOf({p: _TELEGRAM if p == "telegram" else _PLATFORM for p in PLATFORMS})
+PLATFORMS_SCHEMA = MapOf({p: _TELEGRAM if p == "telegram" else _PLATFORM for p in PLATFORMS},
+                         other=_PLATFORM, other_name=PLATFORM_NAME)
 CONFIG_SCHEMA: Section[Config] = Section(
     Config,
     (

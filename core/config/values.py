@@ -36,6 +36,9 @@ class PlatformConfig:
     dry_run: bool = False
     base_url: str | None = None
     mode: str | None = None  # Telegram only: "persona" (also when None) or "companion"
+    # The most sends of an action (reply, post, mention, quote, dm) in a rolling 24 hours; the
+    # pipeline also keeps to the quotas a platform publishes, whichever is lower.
+    limits: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

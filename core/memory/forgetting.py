@@ -29,6 +29,7 @@ from tactful.core.memory.store import People
 
 ENGAGEMENT_LOCK = Path(".locks") / "engagement.lock"
 OUTBOX = Path("outbox") / "dry-run.jsonl"
+OUTBOX_LOCK = Path(".locks") / "outbox.lock"
 
 
 @dataclass
@@ -36,6 +37,7 @@ class Forgotten:
     file: bool = False
     log_events: int = 0
     outbox_lines: int = 0
+    ledger_rows: int = 0
     archive_lines: int = 0
     links: list[str] = field(default_factory=list)
 
@@ -51,6 +53,14 @@ def about(event: object, platform: str, handle: str) -> bool:
                 and normalize_handle(raw_handle, platform) == handle)
     except BadInput:
         return False
+
+
+def _mentions(event: object, platform: str, handle: str) -> bool:
+    """A dry-run line that @mentions them (its `mentions` list, as the adapter found them)."""
+    if not isinstance(event, dict) or event.get("platform") != platform:
+        return False
+    mentions = event.get("mentions")
+    return isinstance(mentions, list) and handle in mentions
 
 
 def filter_jsonl(path: Path, keep: Callable[[object], bool]) -> int:
@@ -165,8 +175,20 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
         with locked(home.root / ENGAGEMENT_LOCK):
             done.log_events = filter_jsonl(home.engagement_log,
                                            lambda e: not about(e, platform, handle))
-        done.outbox_lines = filter_jsonl(home.root / OUTBOX,
-                                         lambda e: not about(e, platform, handle))
+        with locked(home.root / OUTBOX_LOCK):
+            done.outbox_lines = filter_jsonl(
+                home.root / OUTBOX,
+                lambda e: not about(e, platform, handle) and not _mentions(e, platform, handle))
+        if (home.root / "ledger.sqlite").exists():
+            # The send ledger keeps keys (hashes that name no one) so a reply that went out is
+            # never re-opened; the text and names go.
+            from tactful.core.send.ledger import Ledger
+
+            ledger = Ledger(home.root)
+            try:
+                done.ledger_rows = ledger.forget(platform, handle)
+            finally:
+                ledger.close()
         with locked(home.root / ".locks" / "desk.lock"):
             # Out of both first, so the regenerated desk has no line of theirs to archive.
             done.archive_lines = _drop_desk_lines(home.root / desk.ARCHIVE, f"{platform}/@{handle}")

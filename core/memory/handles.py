@@ -12,6 +12,8 @@ import re
 from tactful.core.errors import BadInput
 
 BUILTIN_PLATFORMS = ("x", "bluesky", "threads", "telegram")
+# What a plugin may name a platform: the name becomes a folder under people/.
+PLATFORM_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 
 # Bluesky handles are domain names (at most 253 characters), but `<handle>.md` must fit a file
 # name (255 bytes): 252 is the most a handle can be and still have a file.
@@ -27,8 +29,19 @@ def _shown(raw: str) -> str:
     return repr(text)
 
 
-def normalize_platform(raw: str, known: tuple[str, ...] = BUILTIN_PLATFORMS) -> str:
+def normalize_platform(raw: str, known: tuple[str, ...] | None = None) -> str:
+    """A platform name: a built-in one, or one an installed adapter plugin registers.
+
+    Plugins are looked at only for a name that is not built in, so `check x ...` never loads
+    them.
+    """
     platform = raw.strip().lower()
+    if known is None:
+        known = BUILTIN_PLATFORMS
+        if platform not in known:
+            from tactful.core.plugins import host
+
+            known = (*BUILTIN_PLATFORMS, *host().adapter_platforms())
     if platform not in known:
         raise BadInput(
             f"unknown platform {_shown(raw)}; use one of: {', '.join(known)}"

@@ -1,0 +1,188 @@
+"""The send ledger, `<home>/ledger.sqlite`: what was sent or is being sent (SPEC §10 step 4, 8).
+
+One row per send key: (platform, action, the post replied to), or for a post that replies to
+nothing, (platform, action, addressee, the text's hash). A row is claimed `pending` in one
+immediate transaction just before the network call and marked `sent` with the post's URL right
+after, so a crash in between leaves `pending` and a rerun refuses instead of posting twice. A send
+that certainly failed (refused before the platform took it) releases its row. SQLite's own
+locking makes the claim atomic between processes.
+
+The text is kept for the operator (what was pending when it crashed); `forget` blanks it and the
+handle, and keeps the key (a hash of ids, naming no one) so that forgetting never re-opens a
+reply that went out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from tactful.core.errors import MemoryUnavailable, Refused
+
+FILE = "ledger.sqlite"
+PENDING, SENT = "pending", "sent"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sends (
+    key       TEXT PRIMARY KEY,
+    platform  TEXT NOT NULL,
+    action    TEXT NOT NULL,
+    reply_to  TEXT,
+    handle    TEXT,
+    thread    TEXT,
+    mentions  TEXT NOT NULL DEFAULT '',
+    text      TEXT,
+    state     TEXT NOT NULL CHECK (state IN ('pending', 'sent')),
+    started   TEXT NOT NULL,
+    finished  TEXT,
+    post_id   TEXT,
+    url       TEXT
+);
+CREATE INDEX IF NOT EXISTS sends_by_time ON sends (platform, action, started);
+CREATE INDEX IF NOT EXISTS sends_by_thread ON sends (platform, handle, thread);
+"""
+
+
+def send_key(platform: str, action: str, reply_to: str | None, to: str | None,
+             text: str) -> str:
+    if reply_to is not None:
+        parts = [platform, action, reply_to]
+    else:
+        parts = [platform, action, to or "", hashlib.sha256(text.encode()).hexdigest()]
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Record:
+    key: str
+    platform: str
+    action: str
+    reply_to: str | None
+    handle: str | None
+    thread: str | None
+    state: str
+    started: str
+    url: str | None
+
+
+class Ledger:
+    def __init__(self, home: Path) -> None:
+        self.path = home / FILE
+        try:
+            self.db = sqlite3.connect(self.path, timeout=15, isolation_level=None)
+            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.executescript(_SCHEMA)
+            self.path.chmod(0o600)
+        except sqlite3.Error as exc:
+            raise self._unavailable(exc) from exc
+
+    def _unavailable(self, exc: Exception) -> MemoryUnavailable:
+        return MemoryUnavailable(f"the send ledger {self.path} cannot be used: {exc}; move it "
+                                 "aside only if you know nothing is pending, then retry")
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise self._unavailable(exc) from exc
+
+    def close(self) -> None:
+        self.db.close()
+
+    # ---- reading ---------------------------------------------------------------------------
+
+    def find(self, key: str) -> Record | None:
+        try:
+            row = self.db.execute(
+                "SELECT key, platform, action, reply_to, handle, thread, state, started, url "
+                "FROM sends WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error as exc:
+            raise self._unavailable(exc) from exc
+        return Record(*row) if row else None
+
+    def replied_in_thread(self, platform: str, handle: str, thread: str) -> Record | None:
+        """A reply to this account in this thread, pending or sent (the one-per-thread rule)."""
+        try:
+            row = self.db.execute(
+                "SELECT key, platform, action, reply_to, handle, thread, state, started, url "
+                "FROM sends WHERE platform = ? AND handle = ? AND thread = ? LIMIT 1",
+                (platform, handle, thread)).fetchone()
+        except sqlite3.Error as exc:
+            raise self._unavailable(exc) from exc
+        return Record(*row) if row else None
+
+    def count_since(self, platform: str, action: str, since: datetime) -> tuple[int, str | None]:
+        """Sends of one action since a time, and the oldest of them (when the window frees)."""
+        try:
+            count, oldest = self.db.execute(
+                "SELECT count(*), min(started) FROM sends WHERE platform = ? AND action = ? "
+                "AND started >= ?", (platform, action, since.isoformat())).fetchone()
+        except sqlite3.Error as exc:
+            raise self._unavailable(exc) from exc
+        return int(count), oldest
+
+    # ---- writing ---------------------------------------------------------------------------
+
+    def claim(self, key: str, *, platform: str, action: str, reply_to: str | None,
+              handle: str | None, thread: str | None, mentions: list[str], text: str,
+              at: datetime, again: bool) -> None:
+        """Mark a send pending; Refused when a record exists (unless `again`)."""
+        with self._transaction() as db:
+            row = db.execute("SELECT state, started, url FROM sends WHERE key = ?",
+                             (key,)).fetchone()
+            if row is not None and not again:
+                raise already(row[0], row[1], row[2])
+            db.execute("INSERT OR REPLACE INTO sends (key, platform, action, reply_to, handle, "
+                       "thread, mentions, text, state, started) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                       (key, platform, action, reply_to, handle, thread,
+                        " ".join(mentions), text, PENDING, at.isoformat()))
+
+    def mark_sent(self, key: str, *, post_id: str, url: str | None, at: datetime) -> None:
+        with self._transaction() as db:
+            db.execute("UPDATE sends SET state = ?, finished = ?, post_id = ?, url = ? "
+                       "WHERE key = ?", (SENT, at.isoformat(), post_id, url, key))
+
+    def release(self, key: str) -> None:
+        """The send certainly did not happen: let a later run try again."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM sends WHERE key = ? AND state = ?", (key, PENDING))
+
+    def forget(self, platform: str, handle: str) -> int:
+        """Blank the text and names of every send to or mentioning this person."""
+        with self._transaction() as db:
+            rows = db.execute("SELECT key, handle, mentions FROM sends WHERE platform = ?",
+                              (platform,)).fetchall()
+            keys = [(key,) for key, to, mentions in rows
+                    if to == handle or handle in mentions.split()]
+            db.executemany("UPDATE sends SET text = NULL, handle = NULL, mentions = '', "
+                           "thread = NULL WHERE key = ?", keys)
+        try:
+            self.db.execute("VACUUM")  # no free page keeps the old text
+        except sqlite3.Error as exc:
+            raise self._unavailable(exc) from exc
+        return len(keys)
+
+
+def already(state: str, started: str, url: str | None) -> Refused:
+    if state == SENT:
+        where = f" ({url})" if url else ""
+        return Refused(f"already replied: the ledger has this send as sent at {started}{where}; "
+                       "pass --again to send it anyway")
+    return Refused(f"already pending since {started}: an earlier run may have crashed while "
+                   "sending; check the platform, then pass --again to send anyway")
+
+
+def exists(home: Path) -> bool:
+    return (home / FILE).exists()
