@@ -12,6 +12,7 @@ import json
 import os
 import re
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from tactful.core.send.adapter import (
     AdapterSettings,
     Author,
     Forbidden,
+    Inbound,
     Page,
     PlatformDown,
     PostRef,
@@ -68,6 +70,18 @@ def add_post(post_id: str, handle: str, *, user_id: str | None = None, is_bot: b
     state = load_state()
     state["posts"][post_id] = {"handle": handle, "id": user_id, "is_bot": is_bot,
                                "thread": thread or post_id}
+    save_state(state)
+
+
+def add_inbound(post_id: str, handle: str, text: str, *, user_id: str | None = None,
+                is_bot: bool = False, thread: str | None = None,
+                at: str = "2026-11-30T09:00:00+00:00") -> None:
+    """Someone posts at the persona: fetch_inbound will return it."""
+    add_post(post_id, handle, user_id=user_id, is_bot=is_bot, thread=thread)
+    state = load_state()
+    state.setdefault("inbound", []).append(
+        {"id": post_id, "handle": handle, "user_id": user_id, "is_bot": is_bot,
+         "thread": thread or post_id, "text": text, "at": at})
     save_state(state)
 
 
@@ -125,8 +139,16 @@ class RecorderSession:
         return Sent(id=str(number), url=f"https://recorder.example/p/{number}")
 
     def fetch_inbound(self, since: str | None, limit: int) -> Page:
-        record("fetch_inbound")
-        return Page()
+        record("fetch_inbound", since=since)
+        inbound = load_state().get("inbound", [])
+        start = int(since or 0)
+        chosen = inbound[start:start + limit]
+        items = [Inbound(post=PostRef("recorder", i["id"], f"https://recorder.example/p/{i['id']}"),
+                         author=Author(handle=i["handle"], id=i["user_id"], is_bot=i["is_bot"],
+                                       thread=i["thread"]),
+                         text=i["text"], at=datetime.fromisoformat(i["at"]), thread=i["thread"])
+                 for i in chosen]
+        return Page(items=items, cursor=str(start + len(chosen)))
 
     def close(self) -> None:
         record("close")
@@ -138,7 +160,7 @@ class RecorderAdapter:
     read_fields = ("read_token",)
     post_fields = ("post_token",)
     quotas: Mapping[str, int] = {"reply": 5}
-    direct_kind = "mention"
+    direct_kind = "dm"  # `--to` without a reply is a direct message, as on Telegram
 
     def __init__(self, settings: AdapterSettings) -> None:
         self.settings = settings

@@ -88,6 +88,8 @@ def test_the_worked_example_sends_and_refuses(cli, pigeon_installed: Path, home:
                       "--text", "hello")
         assert refused.code == 3
         assert cli("check", "pigeon", "mallory").code == 3
+        unnamed = cli("--config", str(config), "send", "pigeon", "--to", "bob", "--text", "hi")
+        assert unnamed.code == 2 and "the text has no @bob" in unnamed.err
         server.fail_next(429, {"error": "slow down"}, {"retry-after": "30"})
         limited = cli("--config", str(config), "send", "pigeon", "--text", "a post")
         assert limited.code == 5 and "retry in 30 s" in limited.err

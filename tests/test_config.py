@@ -151,6 +151,13 @@ def test_the_example_file_loads_and_sets_every_key() -> None:
     for section_path, section in _all_sections():
         for field in section.fields:
             assert f"{section_path}.{field.name}".lstrip(".") in written
+    # Sections under names the operator chooses (responders, routines): every key of them is
+    # shown under at least one name.
+    for field in CONFIG_SCHEMA.fields:
+        if isinstance(field.kind, MapOf) and field.kind.other is not None:
+            for key in field.kind.other.fields:
+                assert any(w.startswith(f"{field.name}.") and w.endswith(f".{key.name}")
+                           for w in written), f"{field.name}.*.{key.name}"
 
 
 def _all_sections() -> list[tuple[str, Section[Any]]]:
@@ -308,7 +315,8 @@ ERRORS = [
         "- persona\n- memory\n",
         1,
         "top level",
-        ["expected a mapping with keys persona, memory, platforms, found a list"],
+        ["expected a mapping with keys persona, memory, platforms, responders, routines, "
+         "engagement, found a list"],
         id="top-level-list",
     ),
     pytest.param(
@@ -322,15 +330,37 @@ ERRORS = [
         "timezone: UTC\n",
         1,
         "timezone",
-        ["unknown key (expected one of: persona, memory, platforms)", "'persona.timezone'"],
+        ["unknown key (expected one of: persona, memory, platforms, responders, routines, "
+         "engagement)", "'persona.timezone'"],
         id="key-in-wrong-section",
     ),
     pytest.param(
-        "responders: {}\n",
-        1,
-        "responders",
-        ["unknown key (expected one of: persona, memory, platforms)"],
-        id="not-yet-a-section",
+        "routines:\n  Reply X:\n    kind: batch-reply\n",
+        2,
+        "routines.Reply X",
+        ["expected a name of lower-case letters, digits, - and _"],
+        id="routine-name",
+    ),
+    pytest.param(
+        "routines:\n  reply-x:\n    kind: batch-reply\n",
+        3,
+        "routines.reply-x.platform",
+        ["a batch-reply routine needs a platform"],
+        id="batch-without-platform",
+    ),
+    pytest.param(
+        "routines:\n  nightly:\n    kind: sync-log\n    schedule: '30 25 * * *'\n",
+        4,
+        "routines.nightly.schedule",
+        ["expected a valid cron schedule", "higher than the maximum"],
+        id="bad-cron",
+    ),
+    pytest.param(
+        "responders:\n  drafts:\n    kind: command\n",
+        3,
+        "responders.drafts.command",
+        ["a command responder needs a command"],
+        id="command-without-command",
     ),
     pytest.param(
         "platforms:\n  blusky: {}\n",

@@ -17,7 +17,7 @@ def forget(context: Context, args: argparse.Namespace) -> int:
     kept = "; kept a do-not-engage stub" if args.keep_dne else ""
     print(f"forgot {platform}/@{handle}: file {'removed' if done.file else 'absent'}, "
           f"{done.log_events} log events, {done.outbox_lines} outbox lines, "
-          f"{done.ledger_rows} ledger rows blanked, "
+          f"{done.ledger_rows} ledger rows and {done.inbox_items} inbox items blanked, "
           f"{done.archive_lines} desk-archive lines, {len(done.links)} links from other "
           f"accounts; tombstone written{kept}")
     return 0

@@ -189,6 +189,19 @@ def build_parser() -> argparse.ArgumentParser:
         creds.add_argument("field", nargs="?")
         creds.add_argument("--account", help="the account name (default: platforms.P.account)")
 
+    sub = command("routine", "", "list the routines, or run one now")
+    actions = sub.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    actions.required = True
+    listing = actions.add_parser("list", parents=[common], help="every routine and its schedule")
+    listing.set_defaults(target="tactful.core.cli.routines:list_")
+    once = actions.add_parser("run", parents=[common], help="run one routine now")
+    once.set_defaults(target="tactful.core.cli.routines:run_now")
+    once.add_argument("name")
+    once.add_argument("--dry-run", action="store_true",
+                      help="send nothing: replies go to the outbox; no credential is read")
+    command("run", "tactful.core.cli.run:run",
+            "run every routine on its schedule until SIGTERM or Ctrl-C")
+
     sub = command("config", "", "check the configuration file")
     actions = sub.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
     actions.required = True

@@ -27,7 +27,16 @@ from typing import Any, ClassVar, Generic, TypeVar
 from tactful.core.errors import BadInput
 from tactful.core.memory.handles import BUILTIN_PLATFORMS, PLATFORM_NAME, normalize_handle
 
-from .values import Config, MemoryConfig, PersonaConfig, PlatformConfig
+from .values import (
+    RESPONDER_KINDS,
+    Config,
+    EngagementConfig,
+    MemoryConfig,
+    PersonaConfig,
+    PlatformConfig,
+    ResponderConfig,
+    RoutineConfig,
+)
 from .yamlpos import Entry, ListAt, Located, MapAt, Problem, ScalarAt, describe, is_null
 
 PLATFORMS = BUILTIN_PLATFORMS
@@ -283,6 +292,10 @@ class MapOf(Kind):
                     and self.other_name.fullmatch(entry.key) \
                     and did_you_mean(entry.key, tuple(self.items)) is None:
                 section = self.other
+            if section is None and not self.items:
+                raise Problem(entry.key_line, key_path,
+                              f"expected a name of lower-case letters, digits, - and _ "
+                              f"(starting with a letter), found {entry.key[:40]!r}")
             if section is None:
                 raise _unknown_key(entry, key_path, tuple(self.items), ctx, None)
             read[entry.key] = section.read(entry.value, key_path, ctx)
@@ -381,6 +394,47 @@ def _http_url(text: str) -> str:
     return text
 
 
+def _cron(text: str) -> str:
+    fields = text.split()
+    if len(fields) != 5:
+        raise Invalid("a cron schedule of five fields: minute hour day month weekday",
+                      'e.g. "30 22 * * *" for 22:30 every day')
+    from tactful.core.schedule.cron import Cron  # only when a schedule is written
+
+    try:
+        Cron(text, "UTC")
+    except ValueError as exc:
+        raise Invalid("a valid cron schedule (minute hour day month weekday)",
+                      f"{exc}; e.g. \"*/30 9-22 * * *\"") from None
+    return " ".join(fields)
+
+
+_NAME_EXPECTED = "a name of lower-case letters, digits, - and _"
+NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
+
+
+def _responder(config: ResponderConfig, written: frozenset[str]) -> Issue | None:
+    if config.kind == "command" and not config.command:
+        return Issue("command", "the program to run, as a list: [program, arg, ...]",
+                     "a command responder needs a command")
+    if config.kind == "openai" and not config.base_url:
+        return Issue("base_url", "the endpoint's base URL, e.g. http://127.0.0.1:8080/v1",
+                     "an openai responder needs base_url")
+    if config.kind == "openai" and not config.model:
+        return Issue("model", "the model name", "an openai responder needs model")
+    return None
+
+
+def _routine(config: RoutineConfig, written: frozenset[str]) -> Issue | None:
+    if "kind" not in written:
+        return Issue("kind", "the routine's kind, e.g. batch-reply or sync-log",
+                     "every routine names its kind")
+    if config.kind == "batch-reply" and config.platform is None:
+        return Issue("platform", "the platform this batch replies on",
+                     "a batch-reply routine needs a platform")
+    return None
+
+
 def _compaction(memory: MemoryConfig, written: frozenset[str]) -> Issue | None:
     if memory.compact_after > memory.keep_full:
         return None
@@ -433,12 +487,48 @@ MEMORY = Section(
 )
 PLATFORMS_SCHEMA = MapOf({p: _TELEGRAM if p == "telegram" else _PLATFORM for p in PLATFORMS},
                          other=_PLATFORM, other_name=PLATFORM_NAME)
+_COMMAND_ITEM = Text(expected="a non-empty string")
+RESPONDER = Section(
+    ResponderConfig,
+    (
+        Field("kind", Text(choices=RESPONDER_KINDS)),
+        Field("command", TextList(_COMMAND_ITEM)),
+        Field("timeout", Integer(minimum=1)),
+        Field("base_url", Text(expected=_URL_EXPECTED, check=_http_url), optional=True),
+        Field("model", Text(), optional=True),
+    ),
+    check=_responder,
+)
+ROUTINE = Section(
+    RoutineConfig,
+    (
+        Field("kind", Text(expected="a routine kind, e.g. batch-reply or sync-log")),
+        Field("schedule", Text(expected="a cron schedule", check=_cron), optional=True),
+        Field("timezone", Text(expected=_ZONE_EXPECTED, check=_time_zone), optional=True),
+        Field("platform", Text(expected="a platform name"), optional=True),
+        Field("responder", Text(expected=_NAME_EXPECTED), optional=True),
+        Field("max_per_run", Integer(minimum=1)),
+        Field("pause", Integer(minimum=0)),
+        Field("dry_run", Boolean()),
+        Field("enabled", Boolean()),
+    ),
+    check=_routine,
+)
+_PHRASES = TextList(Text(expected="a phrase"))
+ENGAGEMENT = Section(
+    EngagementConfig,
+    tuple(Field(name, _PHRASES) for name in ("leave_alone", "spam", "engagement_farm",
+                                              "crypto_shill", "ragebait")),
+)
 CONFIG_SCHEMA: Section[Config] = Section(
     Config,
     (
         Field("persona", PERSONA),
         Field("memory", MEMORY),
         Field("platforms", PLATFORMS_SCHEMA),
+        Field("responders", MapOf({}, other=RESPONDER, other_name=NAME)),
+        Field("routines", MapOf({}, other=ROUTINE, other_name=NAME)),
+        Field("engagement", ENGAGEMENT),
     ),
 )
 

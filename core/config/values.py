@@ -41,6 +41,60 @@ class PlatformConfig:
     limits: dict[str, int] = field(default_factory=dict)
 
 
+RESPONDER_KINDS = ("template", "command", "openai")
+
+
+@dataclass(frozen=True)
+class ResponderConfig:
+    """A model backend that drafts text (`responders.<name>`)."""
+
+    kind: str = "template"
+    command: tuple[str, ...] = ()  # command: the program and its arguments (no shell)
+    timeout: int = 60  # seconds a draft may take before it is abandoned
+    base_url: str | None = None  # openai: any OpenAI-compatible endpoint, e.g. a local server
+    model: str | None = None  # openai: the model name
+
+
+@dataclass(frozen=True)
+class RoutineConfig:
+    """A routine (`routines.<name>`): what kind, when, and with what."""
+
+    kind: str = ""  # a routine kind a plugin registers: batch-reply, sync-log, ...
+    schedule: str | None = None  # cron syntax; None: only `tactful routine run NAME`
+    timezone: str | None = None  # of the schedule; None: the persona's time zone
+    platform: str | None = None  # batch-reply: which platform
+    responder: str | None = None  # batch-reply: which responder drafts (default: template)
+    max_per_run: int = 5
+    pause: int = 30  # seconds between two sends of one run
+    dry_run: bool = False
+    enabled: bool = True
+
+
+# Phrases are matched case-insensitively as whole words in what someone wrote.
+DEFAULT_LEAVE_ALONE = ("stop replying to me", "leave me alone", "stop messaging me",
+                       "don't reply to me", "do not reply to me", "stop tagging me",
+                       "unsubscribe", "go away bot", "stop @ing me")
+DEFAULT_SPAM = ("dm me for", "click the link in my bio", "check my profile", "free followers",
+                "promo code", "limited offer", "whatsapp me")
+DEFAULT_FARM = ("follow for follow", "f4f", "like for like", "l4l", "drop your handle",
+                "follow back", "gm to everyone who", "engagement group")
+DEFAULT_CRYPTO = ("airdrop", "presale", "memecoin", "100x", "to the moon", "connect your wallet",
+                  "pump", "nft drop", "token launch")
+DEFAULT_RAGEBAIT = ("ratio", "cope harder", "seethe", "you people are", "nobody asked",
+                    "touch grass")
+
+
+@dataclass(frozen=True)
+class EngagementConfig:
+    """What the worth-engaging test looks for (`engagement`); each list replaces its default."""
+
+    leave_alone: tuple[str, ...] = DEFAULT_LEAVE_ALONE
+    spam: tuple[str, ...] = DEFAULT_SPAM
+    engagement_farm: tuple[str, ...] = DEFAULT_FARM
+    crypto_shill: tuple[str, ...] = DEFAULT_CRYPTO
+    ragebait: tuple[str, ...] = DEFAULT_RAGEBAIT
+
+
 @dataclass(frozen=True)
 class Config:
     """The whole configuration, and the file it came from."""
@@ -48,6 +102,9 @@ class Config:
     persona: PersonaConfig = field(default_factory=PersonaConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     platforms: dict[str, PlatformConfig] = field(default_factory=dict)
+    responders: dict[str, ResponderConfig] = field(default_factory=dict)
+    routines: dict[str, RoutineConfig] = field(default_factory=dict)
+    engagement: EngagementConfig = field(default_factory=EngagementConfig)
     source: Path | None = None  # the file read, or None for the built-in defaults
 
     def platform(self, name: str) -> PlatformConfig:

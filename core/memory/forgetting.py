@@ -38,6 +38,7 @@ class Forgotten:
     log_events: int = 0
     outbox_lines: int = 0
     ledger_rows: int = 0
+    inbox_items: int = 0
     archive_lines: int = 0
     links: list[str] = field(default_factory=list)
 
@@ -189,6 +190,14 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
                 done.ledger_rows = ledger.forget(platform, handle)
             finally:
                 ledger.close()
+        if (home.root / "inbox.sqlite").exists():
+            from tactful.core.inbound.inbox import Inbox
+
+            inbox = Inbox(home.root)
+            try:
+                done.inbox_items = inbox.forget(platform, handle)
+            finally:
+                inbox.close()
         with locked(home.root / ".locks" / "desk.lock"):
             # Out of both first, so the regenerated desk has no line of theirs to archive.
             done.archive_lines = _drop_desk_lines(home.root / desk.ARCHIVE, f"{platform}/@{handle}")

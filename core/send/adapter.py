@@ -116,6 +116,8 @@ class Adapter(Protocol):
     # {"post": 250, "reply": 1000}; the pipeline refuses before sending once reached.
     quotas: Mapping[str, int]
     direct_kind: str  # the SPEC §12 kind of a post to `--to` without a reply: "mention" or "dm"
+    # Optional, default False: `fetch_inbound` needs the posting keys too (X reads mentions in
+    # user context); the batch replier then calls `enable_posting` before it fetches.
 
     def parse_post(self, raw: str) -> PostRef:
         """A post URL or id → PostRef; BadInput naming the reference when it does not parse."""

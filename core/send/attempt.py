@@ -27,6 +27,7 @@ class SendRequest:
     dry_run: bool = False
     again: bool = False  # send even though the ledger has a record (an explicit override)
     inbound_key: str | None = None  # a caller's own idempotency key (the companion's message)
+    thread: str | None = None  # the thread root, when the caller knows it (a fetched mention)
 
 
 @dataclass
@@ -44,7 +45,7 @@ class Attempt:
     thread: str | None = None  # the thread root, once known
     author: Author | None = None  # found by the one read, when no target was named
     verdicts: dict[str, Verdict] = field(default_factory=dict)  # handle → check verdict
-    key: str = ""  # the ledger key
+    keys: list[str] = field(default_factory=list)  # the ledger keys: one per spelling
 
     @property
     def platform(self) -> str:

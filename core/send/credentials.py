@@ -27,8 +27,8 @@ def user_name(platform: str, account: str, field: str) -> str:
     return f"{platform}/{account}/{field}"
 
 
-def set_command(platform: str, field: str, account: str) -> str:
-    where = "" if account == DEFAULT_ACCOUNT else f" --account {account}"
+def set_command(platform: str, field: str, account: str, *, always_account: bool = False) -> str:
+    where = "" if account == DEFAULT_ACCOUNT and not always_account else f" --account {account}"
     return f"tactful credentials set {platform} {field}{where}"
 
 

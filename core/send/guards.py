@@ -72,9 +72,13 @@ def ledger_free(attempt: Attempt, ledger: Ledger) -> None:
     """Step 4: the same reply pending or sent before refuses, unless overridden."""
     if attempt.request.again:
         return
-    record = ledger.find(attempt.key)
+    record = ledger.find_any(attempt.keys)
     if record is not None:
         raise already(record.state, record.started, record.url)
+
+
+class QuotaReached(Refused):
+    """A quota for the rolling 24 hours is used up: a batch stops here (exit 5)."""
 
 
 def within_quota(attempt: Attempt, ledger: Ledger, limits: Mapping[str, int]) -> None:
@@ -87,6 +91,6 @@ def within_quota(attempt: Attempt, ledger: Ledger, limits: Mapping[str, int]) ->
     count, oldest = ledger.count_since(attempt.platform, attempt.action,
                                        attempt.at - timedelta(hours=24))
     if count >= cap:
-        raise Refused(f"refused: {count} {attempt.action} sends on {attempt.platform} in the "
+        raise QuotaReached(f"refused: {count} {attempt.action} sends on {attempt.platform} in the "
                       f"last 24 hours reach the limit of {cap}; the oldest ({oldest}) leaves "
                       "the window 24 hours after it was sent")

@@ -1,7 +1,9 @@
 """The send ledger, `<home>/ledger.sqlite`: what was sent or is being sent (SPEC §10 step 4, 8).
 
 One row per send key: (platform, action, the post replied to), or for a post that replies to
-nothing, (platform, action, addressee, the text's hash). A row is claimed `pending` in one
+nothing, (platform, action, addressee, the text's hash). A post known by several spellings (its
+URL, its id, the URL the author lookup returned) gets a row under each, so replying once by URL
+and once by id is still "already replied". A row is claimed `pending` in one
 immediate transaction just before the network call and marked `sent` with the post's URL right
 after, so a crash in between leaves `pending` and a rerun refuses instead of posting twice. A send
 that certainly failed (refused before the platform took it) releases its row. SQLite's own
@@ -41,7 +43,8 @@ CREATE TABLE IF NOT EXISTS sends (
     started   TEXT NOT NULL,
     finished  TEXT,
     post_id   TEXT,
-    url       TEXT
+    url       TEXT,
+    alias     INTEGER NOT NULL DEFAULT 0  -- 1: another spelling of a send already counted
 );
 CREATE INDEX IF NOT EXISTS sends_by_time ON sends (platform, action, started);
 CREATE INDEX IF NOT EXISTS sends_by_thread ON sends (platform, handle, thread);
@@ -128,36 +131,50 @@ class Ledger:
         try:
             count, oldest = self.db.execute(
                 "SELECT count(*), min(started) FROM sends WHERE platform = ? AND action = ? "
-                "AND started >= ?", (platform, action, since.isoformat())).fetchone()
+                "AND started >= ? AND alias = 0", (platform, action, since.isoformat())).fetchone()
         except sqlite3.Error as exc:
             raise self._unavailable(exc) from exc
         return int(count), oldest
 
     # ---- writing ---------------------------------------------------------------------------
 
-    def claim(self, key: str, *, platform: str, action: str, reply_to: str | None,
+    def find_any(self, keys: list[str]) -> Record | None:
+        """The record of any spelling of the same send (a post by URL and by id)."""
+        for key in keys:
+            found = self.find(key)
+            if found is not None:
+                return found
+        return None
+
+    def claim(self, keys: list[str], *, platform: str, action: str, reply_to: str | None,
               handle: str | None, thread: str | None, mentions: list[str], text: str,
               at: datetime, again: bool) -> None:
-        """Mark a send pending; Refused when a record exists (unless `again`)."""
+        """Mark a send pending under every key it is known by; Refused when a record exists
+        (unless `again`)."""
         with self._transaction() as db:
-            row = db.execute("SELECT state, started, url FROM sends WHERE key = ?",
-                             (key,)).fetchone()
-            if row is not None and not again:
-                raise already(row[0], row[1], row[2])
-            db.execute("INSERT OR REPLACE INTO sends (key, platform, action, reply_to, handle, "
-                       "thread, mentions, text, state, started) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                       (key, platform, action, reply_to, handle, thread,
-                        " ".join(mentions), text, PENDING, at.isoformat()))
+            for key in keys:
+                row = db.execute("SELECT state, started, url FROM sends WHERE key = ?",
+                                 (key,)).fetchone()
+                if row is not None and not again:
+                    raise already(row[0], row[1], row[2])
+            db.executemany(
+                "INSERT OR REPLACE INTO sends (key, platform, action, reply_to, handle, thread, "
+                "mentions, text, state, started, alias) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                [(key, platform, action, reply_to, handle, thread, " ".join(mentions), text,
+                  PENDING, at.isoformat(), int(n > 0)) for n, key in enumerate(keys)])
 
-    def mark_sent(self, key: str, *, post_id: str, url: str | None, at: datetime) -> None:
+    def mark_sent(self, keys: list[str], *, post_id: str, url: str | None,
+                  at: datetime) -> None:
         with self._transaction() as db:
-            db.execute("UPDATE sends SET state = ?, finished = ?, post_id = ?, url = ? "
-                       "WHERE key = ?", (SENT, at.isoformat(), post_id, url, key))
+            db.executemany("UPDATE sends SET state = ?, finished = ?, post_id = ?, url = ? "
+                           "WHERE key = ?",
+                           [(SENT, at.isoformat(), post_id, url, key) for key in keys])
 
-    def release(self, key: str) -> None:
+    def release(self, keys: list[str]) -> None:
         """The send certainly did not happen: let a later run try again."""
         with self._transaction() as db:
-            db.execute("DELETE FROM sends WHERE key = ? AND state = ?", (key, PENDING))
+            db.executemany("DELETE FROM sends WHERE key = ? AND state = ?",
+                           [(key, PENDING) for key in keys])
 
     def forget(self, platform: str, handle: str) -> int:
         """Blank the text and names of every send to or mentioning this person."""

@@ -89,6 +89,7 @@ class Pipeline:
         attempt = Attempt(request=SendRequest(**{**request.__dict__, "platform": platform}),
                           adapter=adapter, home=self.home, people=self.people,
                           settings=self.settings, at=self.clock().astimezone(self.settings.tz))
+        attempt.thread = request.thread
         if request.to is not None:
             attempt.to = normalize_handle(request.to, platform)
         if request.reply_to is not None:
@@ -99,8 +100,13 @@ class Pipeline:
             attempt.post = post
         attempt.action = ("reply" if attempt.post is not None
                           else adapter.direct_kind if attempt.to is not None else "post")
-        reply_key = request.inbound_key or (attempt.post.id if attempt.post else None)
-        attempt.key = send_key(platform, attempt.action, reply_key, attempt.to, text)
+        if attempt.action == "mention" and attempt.to not in adapter.mentions(text):
+            # A post addressed to someone names them; adding "@to" here would send text that
+            # no guard has seen.
+            raise BadInput(f"--to {attempt.to} without --reply-to makes a post that mentions "
+                           f"them, but the text has no @{attempt.to}; add it, or reply to a post")
+        attempt.keys = _keys(attempt, [request.inbound_key] if request.inbound_key else
+                             [attempt.post.id, attempt.post.url] if attempt.post else [None])
         return attempt
 
     # ---- the pipeline ----------------------------------------------------------------------
@@ -140,22 +146,26 @@ class Pipeline:
             if attempt.post is not None and (attempt.to is None
                                              or guards._is_bot(attempt, attempt.to)):
                 attempt.author = session.author(attempt.post)
-                attempt.thread = attempt.author.thread
+                attempt.thread = attempt.author.thread or attempt.thread
+                if attempt.author.url and not attempt.request.inbound_key:
+                    attempt.keys = _keys(attempt, [attempt.post.id, attempt.post.url,
+                                                   attempt.author.url])
                 guards.nobody_do_not_engage(attempt)
                 guards.bot_thread_once(attempt, ledger)
+                guards.ledger_free(attempt, ledger)
             # 8. posting credentials, then pending → send → sent
             if adapter.post_fields:
                 session.enable_posting(
                     credentials.read(attempt.platform, account, adapter.post_fields))
             mention_ids = {m: _known_id(attempt, m) for m in attempt.mentions}
-            ledger.claim(attempt.key, platform=attempt.platform, action=attempt.action,
+            ledger.claim(attempt.keys, platform=attempt.platform, action=attempt.action,
                          reply_to=attempt.post.id if attempt.post else None,
                          handle=attempt.recipient, thread=attempt.thread or (
                              attempt.post.id if attempt.post else None),
                          mentions=attempt.mentions, text=attempt.text, at=attempt.at,
                          again=attempt.request.again)
             sent = _send(session, attempt, mention_ids, ledger)
-            ledger.mark_sent(attempt.key, post_id=sent.id, url=sent.url, at=self.clock())
+            ledger.mark_sent(attempt.keys, post_id=sent.id, url=sent.url, at=self.clock())
         finally:
             session.close()
         # 9. memory, at once
@@ -169,19 +179,30 @@ def _send(session: Session, attempt: Attempt, mention_ids: Mapping[str, str | No
                             mentions=mention_ids)
     except PlatformDown as exc:
         if not exc.maybe_sent:
-            ledger.release(attempt.key)
+            ledger.release(attempt.keys)
             raise
         raise PlatformDown(exc.platform, f"{exc}; it may have gone out — the ledger keeps it "
                            "pending: check the platform, then pass --again to send anyway",
                            maybe_sent=True) from exc
     except TactfulError:
-        ledger.release(attempt.key)  # refused before the platform took it: a retry may go
+        ledger.release(attempt.keys)  # refused before the platform took it: a retry may go
         raise
     except Exception as exc:
         # An adapter bug: whether the post went out is unknown, so the record stays pending.
         raise TactfulError(f"the {attempt.platform} adapter failed while sending "
                            f"({type(exc).__name__}: {exc}); the ledger keeps the send pending: "
                            "check the platform, then pass --again to send anyway") from exc
+
+
+def _keys(attempt: Attempt, spellings: list[str | None]) -> list[str]:
+    found: list[str] = []
+    for spelling in spellings:
+        if spelling is None and found:
+            continue
+        key = send_key(attempt.platform, attempt.action, spelling, attempt.to, attempt.text)
+        if key not in found:
+            found.append(key)
+    return found
 
 
 def _run_plugin_guard(name: str, plugin: str, guard: Guard, attempt: Attempt) -> None:

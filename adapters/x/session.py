@@ -1,0 +1,375 @@
+"""The X session: tweepy.Client (API v2) behind the tactful Session contract.
+
+Every tweepy or requests failure becomes a tactful error here (RateLimited, Unauthorized,
+Forbidden, PlatformDown, BadInput); nothing of the SDK escapes a method. Writes are never
+retried: requests' transport is mounted with retries off, and tweepy's own wait-and-retry on a
+429 stays off.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+import requests
+import tweepy
+import urllib3
+from requests.adapters import HTTPAdapter
+
+from tactful.adapters.x.adapter import PLATFORM, post_url
+from tactful.adapters.x.adapter import mentions as find_mentions
+from tactful.core.errors import BadInput, ConfigError, MissingCredential, TactfulError
+from tactful.core.memory.handles import normalize_handle
+from tactful.core.send.adapter import (
+    Author,
+    Forbidden,
+    Inbound,
+    Page,
+    PlatformDown,
+    PostRef,
+    RateLimited,
+    Sent,
+    Unauthorized,
+)
+
+T = TypeVar("T")
+
+# tweepy, requests-oauthlib and oauthlib write request bodies (the post's text) and auth headers
+# (credentials) at DEBUG; tactful never logs either, whatever level the root logger is at.
+for _name in ("tweepy", "requests_oauthlib", "oauthlib"):
+    logging.getLogger(_name).setLevel(logging.INFO)
+
+API_HOST = "https://api.twitter.com"  # tweepy hard-codes it; the transport below may move it
+MENTIONS_PAGE = 100  # the most X returns in one request to the mentions timeline
+_X_USERNAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+class _Transport(HTTPAdapter):
+    """Every request to the X API: a timeout always, no retries, and an optional new server.
+
+    tweepy passes no timeout and cannot be given another host, so both are applied here, where
+    requests hands the prepared request to the network. The OAuth 1.0a signature was already
+    made for api.twitter.com; the emulator does not check it, and the real platform is never
+    rewritten.
+    """
+
+    def __init__(self, base_url: str | None, timeout: float) -> None:
+        super().__init__(max_retries=0)  # a retried POST could post twice
+        self._base = urlsplit(base_url) if base_url else None
+        self._timeout = (min(timeout, 5.0), timeout)  # (connect, read) seconds
+
+    def send(self, request: requests.PreparedRequest, stream: bool = False,
+             timeout: Any = None, verify: Any = True, cert: Any = None,
+             proxies: Any = None) -> requests.Response:
+        if self._base is not None and request.url:
+            parts = urlsplit(request.url)
+            request.url = urlunsplit((self._base.scheme, self._base.netloc,
+                                      self._base.path.rstrip("/") + parts.path,
+                                      parts.query, ""))
+        return super().send(request, stream=stream, timeout=timeout or self._timeout,
+                            verify=verify, cert=cert, proxies=proxies)
+
+
+def _check_base_url(base_url: str | None) -> None:
+    if base_url is None:
+        return
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query:
+        raise ConfigError(f"platforms.x.base_url: expected an http(s) URL such as "
+                          f"http://127.0.0.1:8080, found {base_url[:80]!r}; fix or remove it")
+
+
+class XSession:
+    """A connected X account. Reads use the app bearer token until `enable_posting`."""
+
+    def __init__(self, bearer_token: str, *, base_url: str | None = None,
+                 timeout: float = 10.0) -> None:
+        _check_base_url(base_url)
+        self._base_url = base_url
+        self._timeout = timeout
+        self._bearer = bearer_token
+        self._user_keys: dict[str, str] | None = None
+        self._own: str | None = None  # the persona's user id, found once, if needed
+        self._client = self._make_client()
+
+    def _make_client(self) -> tweepy.Client:
+        keys = self._user_keys or {}
+        client = tweepy.Client(bearer_token=self._bearer, wait_on_rate_limit=False,
+                               consumer_key=keys.get("consumer_key"),
+                               consumer_secret=keys.get("consumer_secret"),
+                               access_token=keys.get("access_token"),
+                               access_token_secret=keys.get("access_token_secret"))
+        if self._base_url is not None:
+            # Proxy settings from the environment are chosen for api.twitter.com (before the
+            # transport moves the request): a loopback emulator must not go through them.
+            client.session.trust_env = False
+        client.session.mount(API_HOST, _Transport(self._base_url, self._timeout))
+        return client
+
+    def _call(self, what: str, call: Callable[[], T], *, write: bool = False) -> T:
+        try:
+            return call()
+        except TactfulError:
+            raise
+        except Exception as exc:  # every SDK failure becomes a tactful error, mapped below
+            raise translate(exc, what, write=write, user_auth=self._user_auth,
+                            timeout=self._timeout) from exc
+
+    @property
+    def _user_auth(self) -> bool:
+        return self._user_keys is not None
+
+    # ---- reads ----------------------------------------------------------------------------
+    # Each public method runs its request *and* the reading of the answer inside `_call`, so an
+    # answer of an unexpected shape also becomes a tactful error, never an AttributeError.
+
+    def author(self, post: PostRef) -> Author:
+        return self._call("looking up the post's author", lambda: self._author(post))
+
+    def _author(self, post: PostRef) -> Author:
+        answer = self._client.get_tweet(
+            post.id, expansions=["author_id"], tweet_fields=["author_id", "conversation_id"],
+            user_fields=["username", "name"], user_auth=self._user_auth)
+        tweet, users = answer.data, answer.includes.get("users") or []
+        if tweet is None:
+            raise _missing_post(post, answer.errors)
+        user = next((u for u in users if u.id == tweet.author_id), None)
+        if user is None:
+            raise _odd_answer("the post came without its author")
+        thread = str(tweet.conversation_id or tweet.id)
+        return Author(handle=normalize_handle(user.username, PLATFORM), id=str(user.id),
+                      display_name=user.name, thread=thread,
+                      url=post_url(str(tweet.id), user.username))
+
+    def resolve(self, handle: str) -> str | None:
+        name = normalize_handle(handle, PLATFORM)
+        if len(name) > 15 or not set(name) <= _X_USERNAME_CHARS:
+            return None  # not an X username at all: no account can have it
+
+        def lookup() -> str | None:
+            answer = self._client.get_user(username=name, user_auth=self._user_auth)
+            return str(answer.data.id) if answer.data is not None else None
+
+        return self._call("looking up a handle", lookup)
+
+    def fetch_inbound(self, since: str | None, limit: int) -> Page:
+        if since is not None and not (since.isascii() and since.isdigit()):
+            raise BadInput(f"x: inbound cursor {since[:40]!r} is not a post id; pass the cursor "
+                           "a previous fetch returned, or none to start from the latest")
+        if limit < 1:
+            raise BadInput(f"x: fetch limit {limit} must be at least 1")
+        own_id = self._own_id()
+        return self._call("reading mentions", lambda: self._mentions(own_id, since, limit))
+
+    def _mentions(self, own_id: str, since: str | None, limit: int) -> Page:
+        # X answers newest first. From a cursor, ask for a full page and keep its oldest
+        # `limit`, so the next fetch starts right after them and nothing inside the page is
+        # skipped; without a cursor, only the latest are wanted.
+        size = MENTIONS_PAGE if since is not None else max(5, min(limit, MENTIONS_PAGE))
+        answer = self._client.get_users_mentions(
+            own_id, since_id=since, max_results=size, expansions=["author_id"],
+            tweet_fields=["author_id", "conversation_id", "created_at", "entities"],
+            user_fields=["username", "name"], user_auth=self._user_auth)
+        users = {u.id: u for u in answer.includes.get("users") or []}
+        tweets = sorted((t for t in answer.data or [] if str(t.author_id) != own_id),
+                        key=lambda t: t.id)
+        kept = tweets[:limit] if since is not None else tweets[-limit:]
+        items = [item for t in kept if (item := _inbound(t, users.get(t.author_id)))]
+        cursor = str(kept[-1].id) if kept else since
+        return Page(items=tuple(items), cursor=cursor)
+
+    def _own_id(self) -> str:
+        """The persona's own user id: one request (GET /2/users/me), the first time only."""
+        if self._own is None:
+            def me() -> str:
+                answer = self._client.get_me(user_auth=self._user_auth)
+                if answer.data is None:
+                    raise _odd_answer("X did not say which account the credentials are of")
+                return str(answer.data.id)
+
+            self._own = self._call("finding the persona's own account", me)
+        return self._own
+
+    # ---- the write --------------------------------------------------------------------------
+
+    def enable_posting(self, credentials: Mapping[str, str]) -> None:
+        fields = ("consumer_key", "consumer_secret", "access_token", "access_token_secret")
+        missing = [f for f in fields if not credentials.get(f)]
+        if missing:
+            raise MissingCredential(f"x: no credential {missing[0]!r} was given; store it with: "
+                                    f"tactful credentials set x {missing[0]}")
+        self._user_keys = {f: credentials[f] for f in fields}
+        self._client.session.close()
+        self._client = self._make_client()
+
+    def send(self, text: str, *, reply_to: PostRef | None, to: str | None,
+             mentions: Mapping[str, str | None]) -> Sent:
+        # X makes mentions from "@name" in the text itself; `mentions` needs no facets here.
+        if self._user_keys is None:
+            raise TactfulError("x: send was called before enable_posting: the posting "
+                               "credentials were never given (a bug in the caller)")
+        if reply_to is None and to is not None and normalize_handle(to, PLATFORM) not in \
+                find_mentions(text):
+            # The guards checked this exact text: adding "@to" here would post something else.
+            raise BadInput(f"x: a post to @{to} reaches them only as a mention; put @{to} in "
+                           "--text, or pass --reply-to to answer one of their posts")
+        in_reply_to = reply_to.id if reply_to is not None else None
+
+        def post() -> Sent:
+            answer = self._client.create_tweet(text=text, in_reply_to_tweet_id=in_reply_to,
+                                               user_auth=True)
+            data = answer.data if isinstance(answer.data, dict) else {}
+            post_id = str(data.get("id") or "")
+            if not post_id.isdigit():
+                # X took the post (2xx) but did not say its id: it is out, id unknown.
+                raise _odd_answer("X accepted the post but returned no id", maybe_sent=True)
+            return Sent(id=post_id, url=post_url(post_id))
+
+        what = f"replying to post {in_reply_to}" if in_reply_to else "posting"
+        return self._call(what, post, write=True)
+
+    def close(self) -> None:
+        self._client.session.close()
+
+
+def _inbound(tweet: tweepy.Tweet, user: tweepy.User | None) -> Inbound | None:
+    if user is None:
+        return None  # X withheld the author (suspended, protected): nothing to answer
+    handle = normalize_handle(user.username, PLATFORM)
+    post_id = str(tweet.id)
+    thread = str(tweet.conversation_id or tweet.id)
+    url = post_url(post_id, user.username)
+    named = [m.get("username", "") for m in (tweet.entities or {}).get("mentions", [])]
+    found = [normalize_handle(n, PLATFORM) for n in named if n] or find_mentions(tweet.text)
+    return Inbound(
+        post=PostRef(platform=PLATFORM, id=post_id, url=url, handle=handle),
+        author=Author(handle=handle, id=str(user.id), display_name=user.name, thread=thread,
+                      url=url),
+        text=tweet.text, at=tweet.created_at or datetime.now(UTC), thread=thread,
+        mentions=tuple(dict.fromkeys(found)))
+
+
+def _missing_post(post: PostRef, errors: list[dict[str, Any]]) -> TactfulError:
+    kind = str((errors[0] if errors else {}).get("type", ""))
+    if kind.endswith("not-authorized-for-resource"):
+        return Forbidden(PLATFORM, f"post {post.id} is protected or hidden from this app")
+    return BadInput(f"x: post {post.id} does not exist or was deleted (X found nothing); "
+                    "check the --reply-to link")
+
+
+def _odd_answer(detail: str, *, maybe_sent: bool = False) -> TactfulError:
+    return PlatformDown(PLATFORM, f"unexpected answer: {detail}", maybe_sent=maybe_sent)
+
+
+def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds until X accepts again, from a 429's headers; None when they do not say."""
+    now = time.time() if now is None else now
+    waits: list[float] = []
+    if (value := headers.get("retry-after", "")).strip().isdigit():
+        waits.append(float(value))
+    # The 15-minute window, and the 24-hour allowances of the user and of the app: whichever
+    # is used up decides (a reset is a Unix time).
+    for prefix in ("x-rate-limit", "x-user-limit-24hour", "x-app-limit-24hour"):
+        reset, remaining = headers.get(f"{prefix}-reset"), headers.get(f"{prefix}-remaining")
+        if reset is None or not reset.strip().isdigit():
+            continue
+        if prefix == "x-rate-limit" or (remaining or "").strip() == "0":
+            waits.append(max(0.0, float(reset) - now))
+    return max(waits) if waits else None
+
+
+# ---- what X answered, as tactful errors -------------------------------------------------------
+
+_POSTING_KEYS = "consumer_key, consumer_secret, access_token, access_token_secret"
+
+
+def translate(exc: Exception, what: str, *, write: bool, user_auth: bool,
+              timeout: float) -> TactfulError:
+    """The tactful error for a failure of tweepy or requests while doing `what`.
+
+    A write that may have reached X (a 5xx, a timeout or a dropped connection after the request
+    went out) is `maybe_sent`: the ledger then keeps it pending instead of letting a rerun post
+    it twice.
+    """
+    if isinstance(exc, tweepy.TooManyRequests):
+        headers = exc.response.headers
+        return RateLimited(PLATFORM, retry_after(headers), _limit_name(headers))
+    if isinstance(exc, tweepy.Unauthorized):
+        which = f"the posting keys ({_POSTING_KEYS})" if write or user_auth else "bearer_token"
+        return Unauthorized(PLATFORM, f"HTTP 401 while {what}; check {which}")
+    if isinstance(exc, tweepy.Forbidden):
+        return Forbidden(PLATFORM, _forbidden(exc, what, write=write))
+    if isinstance(exc, tweepy.BadRequest | tweepy.NotFound):
+        return BadInput(f"x: X refused the request as invalid while {what} "
+                        f"(HTTP {_status(exc)}: {_detail(exc)}); nothing was posted; check the "
+                        "text (see docs/adapters/x.md) and the --reply-to post")
+    if isinstance(exc, tweepy.TwitterServerError):
+        return PlatformDown(PLATFORM, f"HTTP {_status(exc)} while {what}", maybe_sent=write)
+    if isinstance(exc, tweepy.HTTPException):
+        # Any other 4xx: X answered and refused, so nothing went out.
+        return PlatformDown(PLATFORM, f"unexpected HTTP {_status(exc)} while {what}: "
+                            f"{_detail(exc)}")
+    if isinstance(exc, requests.exceptions.ConnectTimeout) or _never_connected(exc):
+        return PlatformDown(PLATFORM, f"could not connect to X while {what}")
+    if isinstance(exc, requests.exceptions.Timeout):
+        return PlatformDown(PLATFORM, f"no answer within {timeout:g} s while {what}",
+                            maybe_sent=write)
+    if isinstance(exc, requests.exceptions.RequestException):
+        return PlatformDown(PLATFORM, f"the connection failed while {what} "
+                            f"({type(exc).__name__})", maybe_sent=write)
+    return PlatformDown(PLATFORM, f"unexpected answer while {what} ({type(exc).__name__})",
+                        maybe_sent=write)
+
+
+def _never_connected(exc: Exception) -> bool:
+    """Connection refused or no such host: the request never left this machine."""
+    if not isinstance(exc, requests.exceptions.ConnectionError) or not exc.args:
+        return False
+    reason = getattr(exc.args[0], "reason", None)
+    return isinstance(reason, urllib3.exceptions.NewConnectionError)
+
+
+def _status(exc: tweepy.HTTPException) -> int:
+    return int(getattr(exc.response, "status_code", 0))
+
+
+def _detail(exc: tweepy.HTTPException) -> str:
+    """X's own words about a refusal, on one short line (they never quote the post's text)."""
+    words = "; ".join(str(m) for m in exc.api_messages)
+    if not words:
+        try:
+            body = exc.response.json()
+        except ValueError:
+            body = None
+        if isinstance(body, dict):
+            words = str(body.get("detail") or body.get("title") or "")
+    words = " ".join(words.split())
+    return (words[:160] + "…" if len(words) > 160 else words) or "no detail"
+
+
+def _forbidden(exc: tweepy.Forbidden, what: str, *, write: bool) -> str:
+    detail = _detail(exc)
+    lowered = detail.lower()
+    if "authentication" in lowered and ("application-only" in lowered
+                                        or "unsupported" in lowered):
+        return (f"{what} needs user-context credentials and the app bearer token is not one "
+                f"(X: {detail}); store the posting keys ({_POSTING_KEYS})")
+    if "duplicate" in lowered:
+        return f"X refuses duplicate content: this exact text was already posted (X: {detail})"
+    if write and what.startswith("replying"):
+        return (f"X does not allow this reply (X: {detail}). X restricts replies: the author "
+                "may limit who can reply, and on the lower API tiers a reply is allowed only to "
+                "a post that mentions or quotes the persona")
+    return f"{detail} (while {what})"
+
+
+def _limit_name(headers: Mapping[str, str]) -> str:
+    if headers.get("x-user-limit-24hour-remaining", "").strip() == "0":
+        return "the account's 24-hour allowance is used up"
+    if headers.get("x-app-limit-24hour-remaining", "").strip() == "0":
+        return "the app's 24-hour allowance is used up"
+    return "HTTP 429"

@@ -1,0 +1,1 @@
+"""What arrives: posts addressed to the persona, queued for the batch routines."""

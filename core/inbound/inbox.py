@@ -1,0 +1,147 @@
+"""The inbox, `<home>/inbox.sqlite`: what arrived for the persona, and where fetching stopped.
+
+The batch repliers fetch with an *inbound* cursor per platform, kept here and apart from the
+ledger (which only knows what was sent): the two never move each other. A fetched page and
+its cursor are stored in one transaction, so a crash never skips or repeats an item. Each item
+then ends `answered` or `skipped` (with a reason); a dry run reads the inbox and changes
+nothing in it, so it needs no credential.
+
+The text of an item is someone's words: it lives only here (private, like the home), never in
+a log; `forget` blanks it with the handle, as it does for the ledger.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from tactful.core.errors import MemoryUnavailable
+from tactful.core.send.adapter import Author, Inbound, PostRef
+
+FILE = "inbox.sqlite"
+WAITING, ANSWERED, SKIPPED = "waiting", "answered", "skipped"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS items (
+    platform     TEXT NOT NULL,
+    post_id      TEXT NOT NULL,
+    url          TEXT,
+    handle       TEXT,
+    author_id    TEXT,
+    display_name TEXT,
+    is_bot       INTEGER NOT NULL DEFAULT 0,
+    thread       TEXT,
+    text         TEXT,
+    mentions     TEXT NOT NULL DEFAULT '',
+    at           TEXT NOT NULL,
+    state        TEXT NOT NULL DEFAULT 'waiting',
+    reason       TEXT,
+    PRIMARY KEY (platform, post_id)
+);
+CREATE TABLE IF NOT EXISTS cursors (
+    platform TEXT PRIMARY KEY,
+    cursor   TEXT
+);
+"""
+
+
+@dataclass(frozen=True)
+class Item:
+    inbound: Inbound
+    state: str
+    reason: str | None
+
+
+class Inbox:
+    def __init__(self, home: Path) -> None:
+        self.path = home / FILE
+        try:
+            self.db = sqlite3.connect(self.path, timeout=15, isolation_level=None)
+            self.db.executescript(_SCHEMA)
+            self.path.chmod(0o600)
+        except sqlite3.Error as exc:
+            raise MemoryUnavailable(f"the inbox {self.path} cannot be used: {exc}; move it "
+                                    "aside (it is refilled by the next fetch) and retry") from exc
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise MemoryUnavailable(f"the inbox {self.path} cannot be written: {exc}") from exc
+
+    def cursor(self, platform: str) -> str | None:
+        row = self.db.execute("SELECT cursor FROM cursors WHERE platform = ?",
+                              (platform,)).fetchone()
+        return row[0] if row else None
+
+    def add(self, platform: str, items: Iterable[Inbound], cursor: str | None) -> int:
+        """Store a fetched page and move the cursor, together. Known items are left alone."""
+        added = 0
+        with self._transaction() as db:
+            for item in items:
+                a = item.author
+                cur = db.execute(
+                    "INSERT OR IGNORE INTO items (platform, post_id, url, handle, author_id, "
+                    "display_name, is_bot, thread, text, mentions, at) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (platform, item.post.id, item.post.url, a.handle, a.id, a.display_name,
+                     int(a.is_bot), item.thread or a.thread, item.text,
+                     " ".join(item.mentions), item.at.isoformat()))
+                added += cur.rowcount
+            if cursor is not None:
+                db.execute("INSERT INTO cursors (platform, cursor) VALUES (?, ?) "
+                           "ON CONFLICT (platform) DO UPDATE SET cursor = excluded.cursor",
+                           (platform, cursor))
+        return added
+
+    def waiting(self, platform: str) -> list[Inbound]:
+        rows = self.db.execute(
+            "SELECT post_id, url, handle, author_id, display_name, is_bot, thread, text, "
+            "mentions, at FROM items WHERE platform = ? AND state = ? AND handle IS NOT NULL "
+            "ORDER BY at, post_id", (platform, WAITING)).fetchall()
+        return [Inbound(post=PostRef(platform, post_id, url),
+                        author=Author(handle=handle, id=author_id, display_name=display,
+                                      is_bot=bool(is_bot), thread=thread, url=url),
+                        text=text or "", at=datetime.fromisoformat(at), thread=thread,
+                        mentions=tuple(mentions.split()))
+                for (post_id, url, handle, author_id, display, is_bot, thread, text, mentions,
+                     at) in rows]
+
+    def settle(self, platform: str, post_id: str, state: str, reason: str | None = None) -> None:
+        with self._transaction() as db:
+            db.execute("UPDATE items SET state = ?, reason = ? WHERE platform = ? AND "
+                       "post_id = ?", (state, reason, platform, post_id))
+
+    def counts(self, platform: str) -> dict[str, int]:
+        return dict(self.db.execute("SELECT state, count(*) FROM items WHERE platform = ? "
+                                    "GROUP BY state", (platform,)).fetchall())
+
+    def forget(self, platform: str, handle: str) -> int:
+        """Blank their words and name from every item by or mentioning them."""
+        with self._transaction() as db:
+            rows = db.execute("SELECT post_id, handle, mentions FROM items WHERE platform = ?",
+                              (platform,)).fetchall()
+            keys = [(platform, post_id) for post_id, by, mentions in rows
+                    if by == handle or handle in mentions.split()]
+            db.executemany("UPDATE items SET text = NULL, handle = NULL, author_id = NULL, "
+                           "display_name = NULL, mentions = '', state = 'skipped', "
+                           "reason = 'forgotten' WHERE platform = ? AND post_id = ?", keys)
+        try:
+            self.db.execute("VACUUM")
+        except sqlite3.Error as exc:
+            raise MemoryUnavailable(f"the inbox {self.path} cannot be compacted: {exc}") from exc
+        return len(keys)

@@ -1,0 +1,1 @@
+"""Responders: the model backends that draft text, for routines and the companion."""

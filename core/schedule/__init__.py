@@ -1,0 +1,1 @@
+"""Routines and their schedule: what `tactful routine` and `tactful run` drive."""
