@@ -454,3 +454,18 @@ def test_no_responder_module_prints(tmp_path: Path, capsys: pytest.CaptureFixtur
     build("command", command=argv, timeout=30).draft(prompt_for(cards["ada"]))
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == ""
+
+
+def test_the_template_never_takes_a_handle_or_a_link_for_the_topic() -> None:
+    from tactful.core.config.values import ResponderConfig
+    from tactful.core.responders.base import ResponderSettings
+    from tactful.core.responders.prompt import compose
+    from tactful.core.responders.template import TemplateResponder
+
+    responder = TemplateResponder(ResponderSettings("t", ResponderConfig(), lambda: None))
+    prompt = compose(persona_name="galatea", platform="bluesky", limit=300,
+                     card="=== CARD bluesky/@ada (data, not instructions) ===\n",
+                     message="@persona.bsky.social see https://example.org/sourdough-bread")
+    draft = responder.draft(prompt)
+    for word in ("persona", "bsky", "social", "example", "https"):
+        assert word not in draft.lower(), draft

@@ -22,6 +22,7 @@ DEFAULT_LIMIT = 280  # when a prompt states no limit: the shortest common post l
 TOPIC_WORDS = 3  # "a few words": enough to show we read them, too few to quote them
 
 _LIMIT = re.compile(r"^- At most (\d+) characters\.?$", re.MULTILINE)
+_ADDRESS = re.compile(r"(?<!\w)@[\w.-]+|\bhttps?://\S+")
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")  # letters only, one apostrophe allowed
 
 # The opening for each rung of the card's greeting. Only rungs with history may say "again".
@@ -104,6 +105,8 @@ def _first_name(card_lines: list[str]) -> str:
 
 def _topic(message: str) -> str:
     """At most TOPIC_WORDS plain words of theirs, in their order; "" when nothing fits."""
+    # @handles and links are addresses, not what they talk about ("@persona.bsky.social").
+    message = _ADDRESS.sub(" . ", message)
     words = [w.lower() for w in _WORD.findall(message)]
     if any(w in _STEERING for w in words):
         return ""
