@@ -19,20 +19,30 @@ second send of the same reply, so a rerun answers each post once.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
-from tactful.core.errors import BadInput, DoNotEngage, MemoryUnavailable, Refused
+from tactful.core.cli.context import Context
+from tactful.core.errors import (
+    BadInput,
+    ConfigError,
+    DoNotEngage,
+    MemoryUnavailable,
+    MissingCredential,
+    Refused,
+)
 from tactful.core.inbound.inbox import ANSWERED, SKIPPED, Inbox
-from tactful.core.memory import card, recording
+from tactful.core.memory import card, recording, tombstones
 from tactful.core.memory import check as checks
-from tactful.core.memory.handles import normalize_platform
+from tactful.core.memory.handles import normalize_handle, normalize_platform
 from tactful.core.memory.person import Person
 from tactful.core.memory.recording import Outcome
-from tactful.core.responders.base import DraftFailed, Responder, ResponderSettings
+from tactful.core.responders import choose
+from tactful.core.responders.base import DraftFailed, Responder
 from tactful.core.responders.prompt import compose
 from tactful.core.schedule.routine import Result, Run
 from tactful.core.send import credentials
-from tactful.core.send.adapter import Adapter, Inbound, PlatformDown, RateLimited
+from tactful.core.send.adapter import Adapter, Inbound, PlatformDown, RateLimited, Unauthorized
 from tactful.core.send.adapters import adapter_for, settings_for
 from tactful.core.send.guards import QuotaReached
 from tactful.core.send.ledger import PENDING, Ledger, send_key
@@ -40,30 +50,14 @@ from tactful.core.send.pipeline import Pipeline, SendRequest
 from tactful.routines import worth
 
 FETCH_LIMIT = 50
-DEFAULT_RESPONDER = "template"
+DRAFT_TRIES = 3  # failed drafts of one item before it is skipped for good
+DNE_STOP = "met a do-not-engage account: skipped it and stopped; the next run carries on"
 
 
 def responder_for(run: Run) -> Responder:
-    config = run.context.config
-    name = run.config.responder or DEFAULT_RESPONDER
-    if name in config.responders:
-        settings = config.responders[name]
-    elif name == DEFAULT_RESPONDER:
-        from tactful.core.config.values import ResponderConfig
-
-        settings = ResponderConfig()
-    else:
-        raise BadInput(f"routines.{run.name}.responder: no responder {name!r} in the config "
-                       f"(configured: {', '.join(sorted(config.responders)) or 'none'})")
-    kinds = run.host.collect("register_responders")
-    if settings.kind not in kinds:
-        raise BadInput(f"responders.{name}.kind: no responder kind {settings.kind!r} is "
-                       f"installed (installed: {', '.join(sorted(kinds)) or 'none'})")
-    factory = kinds[settings.kind][1]
-    made: Responder = factory(ResponderSettings(
-        name=name, config=settings,
-        api_key=lambda: credentials.get("responder", name, "api_key")))
-    return made
+    return choose.responder_for(run.config.responder, run.context.config, run.host,
+                                where=f"routines.{run.name}.responder",
+                                read_key=not run.dry_run)
 
 
 def _fetch(run: Run, adapter: Adapter, inbox: Inbox) -> int:
@@ -77,12 +71,29 @@ def _fetch(run: Run, adapter: Adapter, inbox: Inbox) -> int:
         page = session.fetch_inbound(inbox.cursor(platform), FETCH_LIMIT)
     finally:
         session.close()
-    return inbox.add(platform, page.items, page.cursor)
+    # A forgotten person's old posts fetched again (the cursor no longer names them) stay
+    # forgotten; what they write after their tombstone is new contact (SPEC §9).
+    stones = tombstones.load(run.context.home)
+    items = [i for i in page.items if not tombstones.buried(
+        stones, platform, normalize_handle(i.author.handle, platform), i.at)]
+    return inbox.add(platform, [_normalized(i, platform) for i in items], page.cursor)
 
 
-def _remember_inbound(run: Run, item: Inbound) -> None:
+def _normalized(item: Inbound, platform: str) -> Inbound:
+    """Handles from an adapter are normalized here too: a plugin that forgets to must not
+    make `Mallory` miss the file of `mallory`."""
+    author = replace(item.author, handle=normalize_handle(item.author.handle, platform))
+    mentions = tuple(normalize_handle(m, platform) for m in item.mentions)
+    return replace(item, author=author, mentions=mentions)
+
+
+def _remember_inbound(run: Run, item: Inbound, inbox: Inbox) -> bool:
+    """Their words into memory, once per post (a rerun after a crash adds nothing). True when
+    something of theirs was withheld as instructions."""
     kind = "reply" if item.thread and item.thread != item.post.id else "mention"
     link = item.post.url
+    if inbox.remembered(item.post.platform, item.post.id):
+        return False
 
     def mutate(person: Person) -> Outcome:
         if item.author.is_bot and person.kind == "person":
@@ -94,7 +105,9 @@ def _remember_inbound(run: Run, item: Inbound) -> None:
                                   display_name=item.author.display_name,
                                   person_id=item.author.id)
 
-    run.context.people.change(item.post.platform, item.author.handle, mutate)
+    person, outcome = run.context.people.change(item.post.platform, item.author.handle, mutate)
+    inbox.mark_remembered(item.post.platform, item.post.id)
+    return outcome.withheld is not None or person.flag(recording.INJECTION_FLAG) is not None
 
 
 def _rules(home: Path) -> str:
@@ -108,6 +121,9 @@ def batch_reply(run: Run) -> Result:
     context = run.context
     if run.config.platform is None:
         raise BadInput(f"routines.{run.name}.platform: a batch-reply routine needs a platform")
+    if run.config.responder is None:
+        raise BadInput(f"routines.{run.name}.responder: name the responder that drafts the "
+                       "replies (`template` is the offline one, for trying things out)")
     platform = normalize_platform(run.config.platform)
     context.home.require_people()  # fail closed before anything else
     adapter = adapter_for(platform, context.config, run.host)
@@ -120,6 +136,12 @@ def batch_reply(run: Run) -> Result:
     inbox = Inbox(context.home.root)
     ledger = Ledger(context.home.root)
     try:
+        # What already waits is judged offline first: meeting a do-not-engage account stops
+        # the batch before a single key is read (seed 000); its item is settled, so the next
+        # run carries on past it.
+        flagged = _flagged_waiting(run, inbox, platform, counts)
+        if flagged is not None:
+            return _result(run, counts, flagged)
         if not run.dry_run:
             counts["fetched"] = _fetch(run, adapter, inbox)
             run.log.emit("batch.fetched", routine=run.name, platform=platform,
@@ -158,17 +180,23 @@ def _one(run: Run, item: Inbound, adapter: Adapter, responder: Responder, pipeli
         return None
     verdict = checks.check(context.people, platform, handle, item.author.id)
     skip = worth.judge(item, verdict, ledger, context.config.engagement, own)
+    if skip is not None and skip.reason == "do-not-engage":
+        _skip(run, inbox, item, skip.reason, counts)
+        return 3, DNE_STOP
     if skip is not None:
         if skip.flag_dne:
-            context.people.change(platform, handle, lambda p: recording.do_not_engage(
-                p, True, worth.LEAVE_ALONE, context.now()))
+            # With their stable id, so the flag holds after a rename too.
+            context.people.change(platform, handle, lambda p: _leave_alone(p, item, context))
             counts["flagged"] += 1
         elif skip.reason.startswith("tried to give instructions") and not run.dry_run:
-            _remember_inbound(run, item)  # withheld by the gate, and flagged
+            _remember_inbound(run, item, inbox)  # withheld by the gate, and flagged
         _skip(run, inbox, item, skip.reason, counts)
         return None
     if not run.dry_run:
-        _remember_inbound(run, item)
+        if _remember_inbound(run, item, inbox):
+            # Something of theirs (a display name, say) read as instructions: flagged now.
+            _skip(run, inbox, item, "tried to give instructions", counts)
+            return None
         verdict = checks.check(context.people, platform, handle, item.author.id)
     prompt = compose(persona_name=context.config.persona.name, platform=platform,
                      card=card.render_text(verdict, context.settings.tz), message=item.text,
@@ -176,18 +204,24 @@ def _one(run: Run, item: Inbound, adapter: Adapter, responder: Responder, pipeli
     try:
         draft = responder.draft(prompt).strip()
     except DraftFailed as exc:
-        _skip(run, inbox, item, f"draft failed ({type(exc).__name__})", counts)
-        return None
-    if not draft:
-        _skip(run, inbox, item, "empty draft", counts)
+        # The responder may be down: the item waits for the next run, a few times at most.
+        tries = 0 if run.dry_run else inbox.failed_draft(platform, item.post.id)
+        if tries >= DRAFT_TRIES:
+            _skip(run, inbox, item, f"no draft after {tries} tries", counts)
+            return None
+        return exc.exit_code, "the responder gave no draft; the batch stopped, the rest waits"
+    problem = _draft_problem(draft, adapter, handle)
+    if problem is not None:
+        _skip(run, inbox, item, problem, counts)
         return None
     try:
-        outcome = pipeline.send(SendRequest(platform, draft, to=handle, reply_to=item.post.id,
-                                            dry_run=run.dry_run,
-                                            thread=item.thread or item.author.thread))
+        outcome = pipeline.send(SendRequest(
+            platform, draft, to=handle, reply_to=item.post.id, dry_run=run.dry_run,
+            thread=item.thread or item.author.thread,
+            aliases=(item.post.url,) if item.post.url else ()))
     except DoNotEngage:
         _skip(run, inbox, item, "do-not-engage at the send", counts)
-        return 3, "a do-not-engage account was about to be touched; the batch stopped"
+        return 3, DNE_STOP
     except (RateLimited, QuotaReached, PlatformDown) as exc:
         return exc.exit_code, f"{type(exc).__name__}: the batch stopped; the rest waits"
     except MemoryUnavailable:
@@ -195,8 +229,12 @@ def _one(run: Run, item: Inbound, adapter: Adapter, responder: Responder, pipeli
     except Refused as exc:
         _skip(run, inbox, item, f"refused: {type(exc).__name__}", counts)
         return None
-    except BadInput as exc:
+    except (MissingCredential, Unauthorized, ConfigError) as exc:
         return 2, f"{exc}"
+    except BadInput as exc:
+        # Something about this one draft or post: skip it, never block the batch for good.
+        _skip(run, inbox, item, f"refused: {type(exc).__name__}", counts)
+        return None
     counts["answered"] += 1
     if outcome.dry_run:
         run.log.emit("batch.dry_run", routine=run.name, platform=platform,
@@ -213,6 +251,34 @@ def _one(run: Run, item: Inbound, adapter: Adapter, responder: Responder, pipeli
                          warnings=len(outcome.aftermath.warnings))
     run.pause(run.config.pause)  # a stop meanwhile ends the loop before the next item
     return None
+
+
+def _flagged_waiting(run: Run, inbox: Inbox, platform: str,
+                     counts: Counter[str]) -> tuple[int, str] | None:
+    for item in inbox.waiting(platform):
+        verdict = checks.check(run.context.people, platform, item.author.handle, item.author.id)
+        if verdict.status == checks.DNE:
+            _skip(run, inbox, item, "do-not-engage", counts)
+            return 3, DNE_STOP
+    return None
+
+
+def _draft_problem(draft: str, adapter: Adapter, author: str) -> str | None:
+    if not draft:
+        return "empty draft"
+    if adapter.text_length(draft) > adapter.text_limit:
+        return "draft too long"
+    # Only the prompt forbids naming others; this makes it so (a steered model cannot
+    # drag a third person into the thread).
+    if any(handle != author for handle in adapter.mentions(draft)):
+        return "draft mentions someone else"
+    return None
+
+
+def _leave_alone(person: Person, item: Inbound, context: Context) -> Outcome:
+    if item.author.id is not None and person.id is None:
+        person.id = item.author.id
+    return recording.do_not_engage(person, True, worth.LEAVE_ALONE, context.now())
 
 
 def _result(run: Run, counts: Counter[str], stop: tuple[int, str] | None) -> Result:

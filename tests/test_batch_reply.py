@@ -18,6 +18,7 @@ routines:
   reply:
     kind: batch-reply
     platform: recorder
+    responder: template
     max_per_run: {max_per_run}
     pause: 0
 """
@@ -52,17 +53,21 @@ def morning() -> None:
 def test_a_morning_batch(cli, config: Path, home: Path) -> None:
     cli("dne", "recorder", "mallory", "on", "--reason", "asked in 2025")
     morning()
+    # Meeting the flagged account stops the run (exit 3) once; the next carries on past it.
+    first = cli("--config", str(config), "routine", "run", "reply")
+    assert first.code == 3, first.err
+    assert sent_to() == ["1"]
     result = cli("--config", str(config), "routine", "run", "reply")
     assert result.code == 0, result.err
     assert sent_to() == ["1", "6"]
-    skipped = {e["handle"]: e["reason"] for e in events(result.err)
+    skipped = {e["handle"]: e["reason"] for e in events(first.err + result.err)
                if e["event"] == "batch.skipped"}
     assert skipped == {"mallory": "do-not-engage", "spammer": "spam",
                        "sneaky": "tried to give instructions",
                        "quiet": "asked to be left alone",
                        "botty": "bot already answered in this thread",
                        "coinbro": "crypto shill"}
-    assert "2 answered, 6 skipped, 1 flagged do-not-engage" in result.out
+    assert "1 answered, 5 skipped, 1 flagged do-not-engage" in result.out
     assert cli("check", "recorder", "quiet").code == 3
     sneaky = (home / "people" / "recorder" / "sneaky.md").read_text()
     assert "prompt-injection" in sneaky and "Ignore all previous" not in sneaky
@@ -70,14 +75,14 @@ def test_a_morning_batch(cli, config: Path, home: Path) -> None:
     assert alice["entries"] == 2  # what she wrote, and my reply
     # no message text in the structured log
     for word in ("sqlite", "airdrop", "Ignore", "beep"):
-        assert word not in result.err
+        assert word not in first.err + result.err
     again = cli("--config", str(config), "routine", "run", "reply")
     assert again.code == 0 and sent_to() == ["1", "6"]
 
 
 def test_a_reply_is_addressed_to_the_author_and_never_mentions_others(cli, config) -> None:
     platform.add_inbound("1", "alice", "what do you think of @bob's idea?")
-    cli("dne", "recorder", "bob", "on")
+    cli("dne", "recorder", "bobby", "on")
     result = cli("--config", str(config), "routine", "run", "reply")
     assert result.code == 0, result.err
     [reply] = platform.load_state()["sent"]
@@ -132,14 +137,14 @@ def test_max_per_run_leaves_the_rest_for_the_next_run(cli, config: Path) -> None
     assert sent_to() == ["1", "2", "3", "4"]
 
 
-def test_a_flagged_mention_in_a_draft_stops_the_batch(cli, config: Path, tmp_path) -> None:
-    # A command responder that always mentions @mallory: the pipeline refuses, the batch stops.
+def test_a_draft_that_mentions_anyone_else_is_never_sent(cli, config: Path, tmp_path) -> None:
+    # A command responder that always mentions @mallory (flagged) or anyone: skipped, not sent.
     script = tmp_path / "draft.py"
     script.write_text("import sys; sys.stdin.read(); print('thanks, ask @mallory too')\n")
     import sys
 
-    config.write_text(CONFIG.format(max_per_run=10) + f"""\
-    responder: drafts
+    config.write_text(CONFIG.format(max_per_run=10).replace("responder: template",
+                                                             "responder: drafts") + f"""\
 responders:
   drafts:
     kind: command
@@ -150,8 +155,10 @@ responders:
     platform.add_inbound("1", "alice", "hello")
     platform.add_inbound("2", "bob", "hello")
     result = cli("--config", str(config), "routine", "run", "reply")
-    assert result.code == 3, result.err
+    assert result.code == 0, result.err
     assert sent_to() == []
+    reasons = [e["reason"] for e in events(result.err) if e["event"] == "batch.skipped"]
+    assert reasons == ["draft mentions someone else"] * 2
 
 
 def test_routine_list_shows_schedules_and_the_default_sync(cli, config: Path) -> None:
@@ -181,3 +188,4 @@ def test_the_nightly_sync_routine(cli, recorder, home: Path) -> None:
     assert result.code == 0, result.err
     assert "1 events read, 1 entries added" in result.out
     assert (home / "people" / "x" / "carol.md").exists()
+

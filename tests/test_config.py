@@ -316,7 +316,7 @@ ERRORS = [
         1,
         "top level",
         ["expected a mapping with keys persona, memory, platforms, responders, routines, "
-         "engagement, found a list"],
+         "engagement, companion, found a list"],
         id="top-level-list",
     ),
     pytest.param(
@@ -331,7 +331,7 @@ ERRORS = [
         1,
         "timezone",
         ["unknown key (expected one of: persona, memory, platforms, responders, routines, "
-         "engagement)", "'persona.timezone'"],
+         "engagement, companion)", "'persona.timezone'"],
         id="key-in-wrong-section",
     ),
     pytest.param(

@@ -36,7 +36,7 @@ def _config(home: Path, started: dict[str, Any]) -> Path:
     lines.append("routines:")
     for name in PLATFORMS:
         lines += [f"  reply-{name}:", "    kind: batch-reply", f"    platform: {name}",
-                  "    max_per_run: 10", "    pause: 0"]
+                  "    responder: template", "    max_per_run: 10", "    pause: 0"]
     path = home / "tactful.yaml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -92,9 +92,13 @@ def run(context: Context, args: argparse.Namespace) -> int:
             log = io.StringIO()
             codes = []
             for name in PLATFORMS:
-                result = _batch(name, home, config, log)
-                codes.append(result)
                 print(f"\n{name}:")
+                code = _batch(name, home, config, log)
+                while code == 3:  # met a flagged account: skipped it and stopped; run again
+                    print("  (the batch met a do-not-engage account and stopped with exit 3; "
+                          "run again)")
+                    code = _batch(name, home, config, log)
+                codes.append(code)
                 for sent in started[name].sent():
                     print(f"  sent → {sent.get('reply_to') or sent.get('chat_id')}: "
                           f"{sent['text']!r}")
@@ -133,7 +137,8 @@ def _batch(platform: str, home: Path, config: Path, log: io.StringIO) -> int:
     plugins.host().load()
     result = routine.run_one(f"reply-{platform}", context, plugins.host(), dry_run=False,
                              log=EventLog(stream=log, clock=context.now))
-    print(f"{platform}: {result.summary}") if result.exit_code else None
+    if result.exit_code not in (0, 3):
+        print(f"  {result.summary}")
     return result.exit_code
 
 

@@ -202,6 +202,15 @@ def build_parser() -> argparse.ArgumentParser:
     command("run", "tactful.core.cli.run:run",
             "run every routine on its schedule until SIGTERM or Ctrl-C")
 
+    sub = command("companion", "", "the Telegram companion, for its operator")
+    actions = sub.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    actions.required = True
+    stats = actions.add_parser("stats", parents=[common],
+                               help="counts, health and neutral summaries; never chat text")
+    stats.set_defaults(target="tactful.core.cli.companion:stats")
+    stats.add_argument("--summaries", type=int, default=10, metavar="N",
+                       help="how many of the latest neutral summaries to show")
+
     sub = command("config", "", "check the configuration file")
     actions = sub.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
     actions.required = True

@@ -38,23 +38,54 @@ def run(context: Context, args: argparse.Namespace) -> int:
     plugins.load()
     warn_plugins(plugins)
     log = EventLog(clock=context.now)
-    jobs = scheduled_jobs(context, plugins, log)
+    companion = context.config.platform("telegram").mode == "companion"
+    jobs = scheduled_jobs(context, plugins, log, required=not companion)
     # Made here, in one thread: a cached property computed by two routine threads at once
     # could be computed twice.
     _ = context.settings, context.home, context.people
     with _signals() as signals:
+        failed: list[BaseException] = []
+        worker = _companion_thread(context, plugins, log, signals.stop, failed) \
+            if companion else None
         scheduler = Scheduler(jobs, clock=context.now, wait=signals.wait, log=log)
         scheduler.run_forever(signals.stop)
+        if worker is not None:
+            worker.join()
     log.emit("scheduler.stop", signal=signals.received[0] if signals.received else None)
+    if failed:
+        raise failed[0]
     return 0
 
 
-def scheduled_jobs(context: Context, plugins: Host, log: EventLog) -> list[Job]:
+def _companion_thread(context: Context, plugins: Host, log: EventLog, stop: threading.Event,
+                      failed: list[BaseException]) -> threading.Thread:
+    """The Telegram companion, on its own event loop next to the scheduler's threads. When it
+    cannot start (a missing token, say) everything stops and `run` reports why."""
+    import asyncio
+
+    def main() -> None:
+        from tactful.adapters.telegram.companion import serve
+
+        try:
+            asyncio.run(serve(context, plugins, log, stop))
+        except BaseException as exc:  # noqa: BLE001 — reported by the main thread
+            failed.append(exc)
+            log.emit("companion.failed", error=type(exc).__name__)
+            if not stop.is_set():
+                signal.raise_signal(signal.SIGTERM)  # wakes the main thread, which stops all
+
+    worker = threading.Thread(target=main, name="companion", daemon=True)
+    worker.start()
+    return worker
+
+
+def scheduled_jobs(context: Context, plugins: Host, log: EventLog, *,
+                   required: bool = True) -> list[Job]:
     """A job per enabled routine with a schedule; refuses a kind no plugin installs."""
     config = context.config
     chosen = {name: settings for name, settings in routines.configured(config).items()
               if settings.enabled and settings.schedule}
-    if not chosen:
+    if not chosen and required:
         raise BadInput("no routine is scheduled: give a routine a `schedule:` in cron syntax "
                        "under routines in the config (see docs/scheduling.md)")
     installed = routines.kinds(plugins)

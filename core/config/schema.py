@@ -29,6 +29,7 @@ from tactful.core.memory.handles import BUILTIN_PLATFORMS, PLATFORM_NAME, normal
 
 from .values import (
     RESPONDER_KINDS,
+    CompanionConfig,
     Config,
     EngagementConfig,
     MemoryConfig,
@@ -432,6 +433,9 @@ def _routine(config: RoutineConfig, written: frozenset[str]) -> Issue | None:
     if config.kind == "batch-reply" and config.platform is None:
         return Issue("platform", "the platform this batch replies on",
                      "a batch-reply routine needs a platform")
+    if config.kind == "batch-reply" and config.responder is None:
+        return Issue("responder", "the responder that drafts the replies",
+                     "`template` is the offline one, for trying things out")
     return None
 
 
@@ -520,6 +524,41 @@ ENGAGEMENT = Section(
     tuple(Field(name, _PHRASES) for name in ("leave_alone", "spam", "engagement_farm",
                                               "crypto_shill", "ragebait")),
 )
+_QUIET = re.compile(r"([01]?\d|2[0-3])-([01]?\d|2[0-3])")
+
+
+def _quiet_hours(text: str) -> str:
+    match = _QUIET.fullmatch(text.strip())
+    if match is None or match.group(1) == match.group(2):
+        raise Invalid("hours as START-END on a 24-hour clock, e.g. 22-8",
+                      "check-ins are held from START:00 until END:00 in the user's time zone")
+    return f"{int(match.group(1))}-{int(match.group(2))}"
+
+
+COMPANION = Section(
+    CompanionConfig,
+    (
+        Field("responder", Text(expected=_NAME_EXPECTED), optional=True),
+        Field("prompt", FolderPath(), optional=True),
+        Field("window_messages", Integer(minimum=1)),
+        Field("window_minutes", Integer(minimum=1)),
+        Field("daily_cap", Integer(minimum=1)),
+        Field("join_seconds", Integer(minimum=0)),
+        Field("parallel_turns", Integer(minimum=1)),
+        Field("turn_timeout", Integer(minimum=1)),
+        Field("history_days", Integer(minimum=1)),
+        Field("memory_pass_hours", Integer(minimum=1)),
+        Field("quiet_minutes", Integer(minimum=0)),
+        Field("pass_messages", Integer(minimum=1)),
+        Field("default_timezone", Text(expected=_ZONE_EXPECTED, check=_time_zone),
+              optional=True),
+        Field("checkins", Boolean()),
+        Field("quiet_hours", Text(expected="hours as START-END, e.g. 22-8", check=_quiet_hours)),
+        Field("checkins_per_week", Integer(minimum=0)),
+        Field("unanswered_before_backoff", Integer(minimum=1)),
+        Field("groups", Boolean()),
+    ),
+)
 CONFIG_SCHEMA: Section[Config] = Section(
     Config,
     (
@@ -529,6 +568,7 @@ CONFIG_SCHEMA: Section[Config] = Section(
         Field("responders", MapOf({}, other=RESPONDER, other_name=NAME)),
         Field("routines", MapOf({}, other=ROUTINE, other_name=NAME)),
         Field("engagement", ENGAGEMENT),
+        Field("companion", COMPANION),
     ),
 )
 

@@ -96,6 +96,31 @@ class EngagementConfig:
 
 
 @dataclass(frozen=True)
+class CompanionConfig:
+    """The Telegram companion (`companion`, SPEC §15), used when platforms.telegram.mode is
+    companion. Times are in the user's own time zone where a rule says "day" or "night"."""
+
+    responder: str | None = None  # a name under `responders:`; None: the template responder
+    prompt: Path | None = None  # a file with the persona and mode blocks; None: a built-in one
+    window_messages: int = 20  # the sliding window: at most this many messages ...
+    window_minutes: int = 10  # ... in this many minutes
+    daily_cap: int = 150  # messages per user per day, counted in the user's time zone
+    join_seconds: int = 3  # messages closer than this are answered once, joined
+    parallel_turns: int = 4  # turns running at once, across all chats
+    turn_timeout: int = 60  # seconds a responder may take for one turn
+    history_days: int = 30  # history is deleted this long after the user's last message
+    memory_pass_hours: int = 6
+    quiet_minutes: int = 20  # a chat is rewritten by the memory pass only after this quiet
+    pass_messages: int = 40  # the last this many messages go into the memory pass
+    default_timezone: str | None = None  # for users who set none; None: persona.timezone
+    checkins: bool = True
+    quiet_hours: str = "22-8"  # no check-ins from 22:00 to 08:00, user time
+    checkins_per_week: int = 2
+    unanswered_before_backoff: int = 2
+    groups: bool = False  # answer in group chats too (off: ignored)
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration, and the file it came from."""
 
@@ -105,6 +130,7 @@ class Config:
     responders: dict[str, ResponderConfig] = field(default_factory=dict)
     routines: dict[str, RoutineConfig] = field(default_factory=dict)
     engagement: EngagementConfig = field(default_factory=EngagementConfig)
+    companion: CompanionConfig = field(default_factory=CompanionConfig)
     source: Path | None = None  # the file read, or None for the built-in defaults
 
     def platform(self, name: str) -> PlatformConfig:

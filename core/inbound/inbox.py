@@ -12,6 +12,8 @@ a log; `forget` blanks it with the handle, as it does for the ledger.
 
 from __future__ import annotations
 
+import hashlib
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -40,6 +42,8 @@ CREATE TABLE IF NOT EXISTS items (
     at           TEXT NOT NULL,
     state        TEXT NOT NULL DEFAULT 'waiting',
     reason       TEXT,
+    attempts     INTEGER NOT NULL DEFAULT 0,  -- drafts that failed: retried, up to a limit
+    remembered   INTEGER NOT NULL DEFAULT 0,  -- their words are in memory: never twice
     PRIMARY KEY (platform, post_id)
 );
 CREATE TABLE IF NOT EXISTS cursors (
@@ -126,20 +130,60 @@ class Inbox:
             db.execute("UPDATE items SET state = ?, reason = ? WHERE platform = ? AND "
                        "post_id = ?", (state, reason, platform, post_id))
 
+    def failed_draft(self, platform: str, post_id: str) -> int:
+        """Count one failed draft of an item; returns how many it has had."""
+        with self._transaction() as db:
+            db.execute("UPDATE items SET attempts = attempts + 1 WHERE platform = ? AND "
+                       "post_id = ?", (platform, post_id))
+            row = db.execute("SELECT attempts FROM items WHERE platform = ? AND post_id = ?",
+                             (platform, post_id)).fetchone()
+        return int(row[0]) if row else 0
+
+    def remembered(self, platform: str, post_id: str) -> bool:
+        row = self.db.execute("SELECT remembered FROM items WHERE platform = ? AND post_id = ?",
+                              (platform, post_id)).fetchone()
+        return bool(row and row[0])
+
+    def mark_remembered(self, platform: str, post_id: str) -> None:
+        with self._transaction() as db:
+            db.execute("UPDATE items SET remembered = 1 WHERE platform = ? AND post_id = ?",
+                       (platform, post_id))
+
     def counts(self, platform: str) -> dict[str, int]:
         return dict(self.db.execute("SELECT state, count(*) FROM items WHERE platform = ? "
                                     "GROUP BY state", (platform,)).fetchall())
 
     def forget(self, platform: str, handle: str) -> int:
-        """Blank their words and name from every item by or mentioning them."""
+        """Blank their words and name from every item by or mentioning them, and their posts'
+        ids from the fetch cursor (a refetch of an old post of theirs is then dropped by their
+        tombstone, see `add`)."""
+        named = re.compile(rf"(?<![\w@])@{re.escape(handle)}(?![\w-])", re.IGNORECASE)
         with self._transaction() as db:
-            rows = db.execute("SELECT post_id, handle, mentions FROM items WHERE platform = ?",
-                              (platform,)).fetchall()
-            keys = [(platform, post_id) for post_id, by, mentions in rows
-                    if by == handle or handle in mentions.split()]
-            db.executemany("UPDATE items SET text = NULL, handle = NULL, author_id = NULL, "
-                           "display_name = NULL, mentions = '', state = 'skipped', "
-                           "reason = 'forgotten' WHERE platform = ? AND post_id = ?", keys)
+            rows = db.execute("SELECT post_id, handle, mentions, text FROM items "
+                              "WHERE platform = ?", (platform,)).fetchall()
+            keys = [(platform, post_id) for post_id, by, mentions, text in rows
+                    if by == handle or handle in mentions.split()
+                    or (text and named.search(text))]
+            ids = {str(i) for (i,) in db.execute(
+                "SELECT DISTINCT author_id FROM items WHERE platform = ? AND handle = ? AND "
+                "author_id IS NOT NULL", (platform, handle)).fetchall()}
+            names = {handle, *ids}
+            # Other people's items in their thread carry their id in the thread root.
+            db.executemany("UPDATE items SET thread = NULL WHERE platform = ? AND "
+                           "instr(thread, ?) > 0", [(platform, n) for n in names])
+            cursor = self.cursor(platform)
+            if cursor is not None and any(n in cursor for n in names):
+                kept = " ".join(t for t in cursor.split() if not any(n in t for n in names))
+                db.execute("UPDATE cursors SET cursor = ? WHERE platform = ?", (kept, platform))
+            # Their post's id and URL name them too (a DID, a handle in the path): the id is
+            # kept only as a hash, so the item is still known and never fetched as new.
+            db.executemany(
+                "UPDATE items SET text = NULL, handle = NULL, author_id = NULL, "
+                "display_name = NULL, mentions = '', url = NULL, thread = NULL, "
+                "post_id = 'forgotten:' || ?, state = 'skipped', reason = 'forgotten' "
+                "WHERE platform = ? AND post_id = ?",
+                [(hashlib.sha256(post_id.encode()).hexdigest(), platform, post_id)
+                 for platform, post_id in keys])
         try:
             self.db.execute("VACUUM")
         except sqlite3.Error as exc:

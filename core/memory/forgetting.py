@@ -57,7 +57,8 @@ def about(event: object, platform: str, handle: str) -> bool:
 
 
 def _mentions(event: object, platform: str, handle: str) -> bool:
-    """A dry-run line that @mentions them (its `mentions` list, as the adapter found them)."""
+    """A log or dry-run line that @mentions them (its `mentions` list, as the adapter found
+    them when the post was sent)."""
     if not isinstance(event, dict) or event.get("platform") != platform:
         return False
     mentions = event.get("mentions")
@@ -174,8 +175,9 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
                 people.change(other_platform, other_handle, lambda p: _unlink_aka(p, ref))
                 done.links.append(f"{other_platform}/{other_handle}")
         with locked(home.root / ENGAGEMENT_LOCK):
-            done.log_events = filter_jsonl(home.engagement_log,
-                                           lambda e: not about(e, platform, handle))
+            done.log_events = filter_jsonl(
+                home.engagement_log,
+                lambda e: not about(e, platform, handle) and not _mentions(e, platform, handle))
         with locked(home.root / OUTBOX_LOCK):
             done.outbox_lines = filter_jsonl(
                 home.root / OUTBOX,

@@ -21,10 +21,12 @@ Hard rules, above anything below:
 - Answer with the reply text only: no quotes around it, no preamble."""
 
 
-def _fence(tag: str, text: str) -> str:
-    # Defuse any tag that could close or open a fence, in any case or spacing.
-    safe = re.sub(r"<\s*/?\s*(memory|message|rules)\b[^>]*>", "[tag removed]", text,
-                  flags=re.IGNORECASE)
+_FENCES = r"<\s*/?\s*(memory|message|rules|style|history)\b[^>]*>"
+
+
+def fence(tag: str, text: str) -> str:
+    """`text` inside <tag>…</tag>, with any tag that could close or open a fence defused."""
+    safe = re.sub(_FENCES, "[tag removed]", text, flags=re.IGNORECASE)
     return f"<{tag}>\n{safe.strip()}\n</{tag}>"
 
 
@@ -34,8 +36,8 @@ def compose(*, persona_name: str, platform: str, card: str, message: str, rules:
               f"- At most {limit} characters.")
     if rules.strip():
         system += ("\n\nThe operator's standing rules (from rules.md):\n" +
-                   _fence("rules", rules))
-    user = ("Here is what you remember about this person:\n" + _fence("memory", card) +
-            "\n\nThey wrote:\n" + _fence("message", message) +
+                   fence("rules", rules))
+    user = ("Here is what you remember about this person:\n" + fence("memory", card) +
+            "\n\nThey wrote:\n" + fence("message", message) +
             "\n\nWrite your reply.")
     return Prompt(system=system, user=user)

@@ -123,6 +123,9 @@ def _topic(message: str) -> str:
     return " ".join(best[-TOPIC_WORDS:])
 
 
+_FAMILIAR = frozenset({"mutual", "regular", "collaborator", "owner"})
+
+
 class TemplateResponder:
     """A friendly, short reply from fixed phrases. Fails only on a do-not-engage card or a
     limit too small for even "Thanks!"."""
@@ -139,7 +142,9 @@ class TemplateResponder:
         name = "" if rung in _NAMELESS else _first_name(card_lines)
         # An unknown greeting gets the stranger's opening: it claims no history.
         opening = _OPENINGS[rung or "stranger"].format(name=name)
-        topic = _topic(_between(prompt.user, "message"))
+        # Words of theirs are echoed only to people with a history: a first contact must not be
+        # able to choose words the persona then posts in public.
+        topic = _topic(_between(prompt.user, "message")) if rung in _FAMILIAR else ""
         # Chosen by a hash of the prompt, not at random: the same prompt, the same draft.
         digest = hashlib.sha256(f"{prompt.system}\0{prompt.user}".encode()).digest()
         closing = "" if rung in _NAMELESS else _CLOSINGS[digest[0] % len(_CLOSINGS)]

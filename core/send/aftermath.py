@@ -30,7 +30,8 @@ def record(attempt: Attempt, sent: Sent) -> Aftermath:
     in_reply_to = (attempt.post.url or attempt.post.id) if attempt.post is not None else None
     event = {"time": attempt.at, "platform": attempt.platform, "handle": handle,
              "id": person_id, "action": attempt.action, "text": attempt.text, "url": sent.url,
-             "in_reply_to": in_reply_to, "thread": attempt.thread, "dry_run": False}
+             "in_reply_to": in_reply_to, "thread": attempt.thread, "dry_run": False,
+             "mentions": attempt.mentions}
     try:
         engagement.append(attempt.home, event, attempt.settings.tz)
     except Exception as exc:  # noqa: BLE001 — the post is out; nothing here may undo that
@@ -68,12 +69,12 @@ def _remember(attempt: Attempt, person: Person, sent: Sent, person_id: str | Non
 
 def recovery_command(attempt: Attempt, sent: Sent, person_id: str | None) -> str:
     if attempt.recipient is None:
-        argv = ["tactful", "--home", str(attempt.home.root), "journal", attempt.text]
+        argv = ["tactful", "--home", str(attempt.home.root), "journal"]
         if sent.url:
             argv += ["--link", sent.url]
-        return shlex.join(argv)
+        return shlex.join([*argv, "--", attempt.text])  # a text that starts with - is text
     argv = ["tactful", "--home", str(attempt.home.root), "remember", attempt.platform,
-            attempt.recipient, "--kind", attempt.action, "--outbound", "--me", attempt.text,
+            attempt.recipient, "--kind", attempt.action, "--outbound", f"--me={attempt.text}",
             "--at", attempt.at.isoformat()]
     if sent.url:
         argv += ["--link", sent.url]

@@ -28,6 +28,7 @@ class SendRequest:
     again: bool = False  # send even though the ledger has a record (an explicit override)
     inbound_key: str | None = None  # a caller's own idempotency key (the companion's message)
     thread: str | None = None  # the thread root, when the caller knows it (a fetched mention)
+    aliases: tuple[str, ...] = ()  # other spellings of `reply_to` (its URL when given its id)
 
 
 @dataclass
@@ -45,6 +46,7 @@ class Attempt:
     thread: str | None = None  # the thread root, once known
     author: Author | None = None  # found by the one read, when no target was named
     verdicts: dict[str, Verdict] = field(default_factory=dict)  # handle → check verdict
+    checked: set[tuple[str, str | None]] = field(default_factory=set)  # (handle, id) done
     keys: list[str] = field(default_factory=list)  # the ledger keys: one per spelling
 
     @property

@@ -8,7 +8,7 @@ connection; the pipeline calls them all before the keyring is touched.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from tactful.core.errors import DoNotEngage, MemoryUnavailable, Refused
 from tactful.core.memory import check as checks
@@ -29,10 +29,13 @@ def nobody_do_not_engage(attempt: Attempt) -> None:
     """Steps 2–3: the target, the author named in the URL, the author found, every @mention."""
     unreadable: list[str] = []
     for handle, role in attempt.targets():
-        if handle in attempt.verdicts:
-            continue
         person_id = attempt.author.id if attempt.author and handle == attempt.author.handle \
             else None
+        # Checked again once the author read gives a stable id: a renamed account is caught
+        # only through it.
+        if (handle, person_id) in attempt.checked:
+            continue
+        attempt.checked.add((handle, person_id))
         verdict = checks.check(attempt.people, attempt.platform, handle, person_id)
         attempt.verdicts[handle] = verdict
         if verdict.status == checks.DNE:
@@ -81,16 +84,24 @@ class QuotaReached(Refused):
     """A quota for the rolling 24 hours is used up: a batch stops here (exit 5)."""
 
 
-def within_quota(attempt: Attempt, ledger: Ledger, limits: Mapping[str, int]) -> None:
-    """The platform's published quota and the operator's own limit, per rolling 24 hours."""
+def quota_for(attempt: Attempt, limits: Mapping[str, int]) -> tuple[int, datetime] | None:
+    """The cap on this action for the rolling 24 hours, and when that window starts."""
     caps = [c for c in (attempt.adapter.quotas.get(attempt.action),
                         limits.get(attempt.action)) if c is not None]
     if not caps:
+        return None
+    return min(caps), attempt.at - timedelta(hours=24)
+
+
+def within_quota(attempt: Attempt, ledger: Ledger, limits: Mapping[str, int]) -> None:
+    """The platform's published quota and the operator's own limit, per rolling 24 hours.
+    Checked here before any credential, and again inside the ledger's claim."""
+    quota = quota_for(attempt, limits)
+    if quota is None:
         return
-    cap = min(caps)
-    count, oldest = ledger.count_since(attempt.platform, attempt.action,
-                                       attempt.at - timedelta(hours=24))
+    cap, since = quota
+    count, oldest = ledger.count_since(attempt.platform, attempt.action, since)
     if count >= cap:
-        raise QuotaReached(f"refused: {count} {attempt.action} sends on {attempt.platform} in the "
-                      f"last 24 hours reach the limit of {cap}; the oldest ({oldest}) leaves "
-                      "the window 24 hours after it was sent")
+        raise QuotaReached(f"refused: {count} {attempt.action} sends on {attempt.platform} in "
+                           f"the last 24 hours reach the limit of {cap}; the oldest ({oldest}) "
+                           "leaves the window 24 hours after it was sent")

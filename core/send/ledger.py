@@ -21,7 +21,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from tactful.core.errors import MemoryUnavailable, Refused
@@ -49,6 +49,11 @@ CREATE TABLE IF NOT EXISTS sends (
 CREATE INDEX IF NOT EXISTS sends_by_time ON sends (platform, action, started);
 CREATE INDEX IF NOT EXISTS sends_by_thread ON sends (platform, handle, thread);
 """
+
+
+def _utc(at: datetime) -> str:
+    # One zone for every stored time: compared as text, times in mixed offsets would not sort.
+    return at.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def send_key(platform: str, action: str, reply_to: str | None, to: str | None,
@@ -131,7 +136,7 @@ class Ledger:
         try:
             count, oldest = self.db.execute(
                 "SELECT count(*), min(started) FROM sends WHERE platform = ? AND action = ? "
-                "AND started >= ? AND alias = 0", (platform, action, since.isoformat())).fetchone()
+                "AND started >= ? AND alias = 0", (platform, action, _utc(since))).fetchone()
         except sqlite3.Error as exc:
             raise self._unavailable(exc) from exc
         return int(count), oldest
@@ -148,27 +153,55 @@ class Ledger:
 
     def claim(self, keys: list[str], *, platform: str, action: str, reply_to: str | None,
               handle: str | None, thread: str | None, mentions: list[str], text: str,
-              at: datetime, again: bool) -> None:
-        """Mark a send pending under every key it is known by; Refused when a record exists
-        (unless `again`)."""
+              at: datetime, again: bool, bot_thread: tuple[str, str] | None = None,
+              quota: tuple[int, datetime] | None = None) -> list[str]:
+        """Mark a send pending under every key it is known by, and return the keys written.
+
+        Refused when a record exists (unless `again`), when `bot_thread` (handle, thread)
+        already has a reply, or when `quota` (cap, window start) is used up: all checked in the
+        same immediate transaction as the insert, so two processes cannot both pass. With
+        `again`, the earlier records stay (a sent one is never overwritten) and new rows are
+        added under suffixed keys.
+        """
         with self._transaction() as db:
-            for key in keys:
-                row = db.execute("SELECT state, started, url FROM sends WHERE key = ?",
-                                 (key,)).fetchone()
-                if row is not None and not again:
-                    raise already(row[0], row[1], row[2])
+            existing = [db.execute("SELECT state, started, url FROM sends WHERE key = ?",
+                                   (key,)).fetchone() for key in keys]
+            found = next((row for row in existing if row is not None), None)
+            if found is not None and not again:
+                raise already(found[0], found[1], found[2])
+            if bot_thread is not None and db.execute(
+                    "SELECT 1 FROM sends WHERE platform = ? AND handle = ? AND thread = ? "
+                    "LIMIT 1", (platform, *bot_thread)).fetchone() is not None:
+                raise Refused(f"refused: {platform}/@{bot_thread[0]} is a bot and was already "
+                              "replied to in this thread (bots get one reply per thread); "
+                              "nothing was sent")
+            if quota is not None:
+                cap, since = quota
+                (count,) = db.execute(
+                    "SELECT count(*) FROM sends WHERE platform = ? AND action = ? AND "
+                    "started >= ? AND alias = 0", (platform, action, _utc(since))
+                ).fetchone()
+                if count >= cap:
+                    from tactful.core.send.guards import QuotaReached
+
+                    raise QuotaReached(f"refused: {count} {action} sends on {platform} in the "
+                                       f"last 24 hours reach the limit of {cap}")
+            if found is not None:
+                suffix = f"#again-{at.isoformat()}"
+                keys = [key + suffix for key in keys]
             db.executemany(
-                "INSERT OR REPLACE INTO sends (key, platform, action, reply_to, handle, thread, "
+                "INSERT INTO sends (key, platform, action, reply_to, handle, thread, "
                 "mentions, text, state, started, alias) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 [(key, platform, action, reply_to, handle, thread, " ".join(mentions), text,
-                  PENDING, at.isoformat(), int(n > 0)) for n, key in enumerate(keys)])
+                  PENDING, _utc(at), int(n > 0)) for n, key in enumerate(keys)])
+        return keys
 
     def mark_sent(self, keys: list[str], *, post_id: str, url: str | None,
                   at: datetime) -> None:
         with self._transaction() as db:
             db.executemany("UPDATE sends SET state = ?, finished = ?, post_id = ?, url = ? "
                            "WHERE key = ?",
-                           [(SENT, at.isoformat(), post_id, url, key) for key in keys])
+                           [(SENT, _utc(at), post_id, url, key) for key in keys])
 
     def release(self, keys: list[str]) -> None:
         """The send certainly did not happen: let a later run try again."""
@@ -183,8 +216,9 @@ class Ledger:
                               (platform,)).fetchall()
             keys = [(key,) for key, to, mentions in rows
                     if to == handle or handle in mentions.split()]
+            # The post replied to (a URL or a DID names them) goes too; the key is a hash.
             db.executemany("UPDATE sends SET text = NULL, handle = NULL, mentions = '', "
-                           "thread = NULL WHERE key = ?", keys)
+                           "thread = NULL, reply_to = NULL WHERE key = ?", keys)
         try:
             self.db.execute("VACUUM")  # no free page keeps the old text
         except sqlite3.Error as exc:

@@ -15,7 +15,7 @@ not parse, text over the limit) is refused (exit 2) before memory is even opened
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -82,6 +82,11 @@ class Pipeline:
             raise BadInput("--text is empty; give the exact text to send")
         if "\x00" in text:
             raise BadInput("--text contains a NUL character; remove it")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise BadInput("--text is not valid UTF-8 (a lone surrogate, e.g. from bytes that "
+                           "are not text); give plain text") from None
         length = adapter.text_length(text)
         if length > adapter.text_limit:
             raise BadInput(f"--text is {length} characters; {platform} allows "
@@ -106,7 +111,8 @@ class Pipeline:
             raise BadInput(f"--to {attempt.to} without --reply-to makes a post that mentions "
                            f"them, but the text has no @{attempt.to}; add it, or reply to a post")
         attempt.keys = _keys(attempt, [request.inbound_key] if request.inbound_key else
-                             [attempt.post.id, attempt.post.url] if attempt.post else [None])
+                             [attempt.post.id, attempt.post.url, *request.aliases]
+                             if attempt.post else [None])
         return attempt
 
     # ---- the pipeline ----------------------------------------------------------------------
@@ -141,14 +147,13 @@ class Pipeline:
         # 6. credentials for reading
         session = adapter.open(credentials.read(attempt.platform, account, adapter.read_fields))
         try:
-            # 7. the author, with one read, when no target is named (or a bot's thread is at
-            # stake), and every check again with what the read found
-            if attempt.post is not None and (attempt.to is None
-                                             or guards._is_bot(attempt, attempt.to)):
-                attempt.author = session.author(attempt.post)
-                attempt.thread = attempt.author.thread or attempt.thread
-                if attempt.author.url and not attempt.request.inbound_key:
+            # 7. the author, with one read, and every check again with what the read found
+            if attempt.post is not None:
+                self._author(attempt, session)
+                if attempt.author is not None and attempt.author.url \
+                        and not attempt.request.inbound_key:
                     attempt.keys = _keys(attempt, [attempt.post.id, attempt.post.url,
+                                                   *attempt.request.aliases,
                                                    attempt.author.url])
                 guards.nobody_do_not_engage(attempt)
                 guards.bot_thread_once(attempt, ledger)
@@ -158,34 +163,65 @@ class Pipeline:
                 session.enable_posting(
                     credentials.read(attempt.platform, account, adapter.post_fields))
             mention_ids = {m: _known_id(attempt, m) for m in attempt.mentions}
-            ledger.claim(attempt.keys, platform=attempt.platform, action=attempt.action,
-                         reply_to=attempt.post.id if attempt.post else None,
-                         handle=attempt.recipient, thread=attempt.thread or (
-                             attempt.post.id if attempt.post else None),
-                         mentions=attempt.mentions, text=attempt.text, at=attempt.at,
-                         again=attempt.request.again)
-            sent = _send(session, attempt, mention_ids, ledger)
-            ledger.mark_sent(attempt.keys, post_id=sent.id, url=sent.url, at=self.clock())
+            thread = attempt.thread or (attempt.post.id if attempt.post else None)
+            bot = attempt.recipient if attempt.recipient is not None and \
+                guards._is_bot(attempt, attempt.recipient) else None
+            claimed = ledger.claim(
+                attempt.keys, platform=attempt.platform, action=attempt.action,
+                reply_to=attempt.post.id if attempt.post else None, handle=attempt.recipient,
+                thread=thread, mentions=attempt.mentions, text=attempt.text, at=attempt.at,
+                again=attempt.request.again,
+                bot_thread=(bot, thread) if bot is not None and thread is not None else None,
+                quota=guards.quota_for(attempt, self.config.platform(attempt.platform).limits))
+            sent = _send(session, attempt, mention_ids, ledger, claimed)
         finally:
             session.close()
+        warnings: list[str] = []
+        try:
+            ledger.mark_sent(claimed, post_id=sent.id, url=sent.url, at=self.clock())
+        except TactfulError as exc:
+            # The post is out: a ledger that cannot say so must not undo that, nor memory.
+            warnings.append(f"the ledger could not mark the send as sent ({exc}); it stays "
+                            "pending, so a rerun refuses until you check it by hand")
         # 9. memory, at once
-        return Outcome(attempt, dry_run=False, sent=sent, aftermath=record(attempt, sent))
+        done = record(attempt, sent)
+        done.warnings[:0] = warnings
+        return Outcome(attempt, dry_run=False, sent=sent, aftermath=done)
+
+    def _author(self, attempt: Attempt, session: Session) -> None:
+        """The post's author, one read. With --to named, they must be the same account; a
+        platform that cannot name a message's author (a Telegram group) keeps the named one."""
+        assert attempt.post is not None
+        try:
+            found = session.author(attempt.post)
+        except BadInput:
+            if attempt.to is None:
+                raise
+            return
+        author = replace(found, handle=normalize_handle(found.handle, attempt.platform))
+        attempt.author = author
+        attempt.thread = author.thread or attempt.thread
+        if attempt.to is not None and author.handle != attempt.to:
+            # Checked first, so a do-not-engage author stops it as such (exit 3).
+            guards.nobody_do_not_engage(attempt)
+            raise BadInput(f"--to {attempt.to} but the post replied to is by @{author.handle}; "
+                           "name its author, or leave --to out")
 
 
 def _send(session: Session, attempt: Attempt, mention_ids: Mapping[str, str | None],
-          ledger: Ledger) -> Sent:
+          ledger: Ledger, claimed: list[str]) -> Sent:
     try:
         return session.send(attempt.text, reply_to=attempt.post, to=attempt.to,
                             mentions=mention_ids)
     except PlatformDown as exc:
         if not exc.maybe_sent:
-            ledger.release(attempt.keys)
+            ledger.release(claimed)
             raise
         raise PlatformDown(exc.platform, f"{exc}; it may have gone out — the ledger keeps it "
                            "pending: check the platform, then pass --again to send anyway",
                            maybe_sent=True) from exc
     except TactfulError:
-        ledger.release(attempt.keys)  # refused before the platform took it: a retry may go
+        ledger.release(claimed)  # refused before the platform took it: a retry may go
         raise
     except Exception as exc:
         # An adapter bug: whether the post went out is unknown, so the record stays pending.
