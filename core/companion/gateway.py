@@ -1,0 +1,403 @@
+"""The companion's gateway: one short-lived turn per message (SPEC §15), platform-agnostic.
+
+A chat platform (the Telegram side, adapters/telegram/companion.py) turns what arrives into an
+`Incoming` and gives a `Channel` to talk back through; everything else happens here:
+
+- Commands: /start /help /memory /forget /export /delete /invite /pause /resume.
+- Guards before any turn: group chats are ignored unless configured; a do-not-engage person is
+  never answered; the limits (window and daily cap, in the user's time zone) hold a message in
+  the private store and say one friendly line; the send ledger, keyed by the inbound message,
+  makes sure a restart never answers one message twice.
+- Bursts: messages closer than `join_seconds` are answered once, joined. A per-chat mutex keeps
+  two turns of one chat apart; a global semaphore caps turns in parallel.
+- A turn: compose the prompt from its parts, let the responder (no tools) answer once, split
+  and pace the reply with the typing indicator, store the history. A responder that fails, hangs
+  or says nothing gets the user one short honest line, and nothing is stored as a reply.
+
+No state lives in memory between turns except the short join buffers and the locks of chats
+that are mid-turn: everything else is in the session folder and the private database. Nothing
+here logs message text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, tzinfo
+from pathlib import Path
+from typing import Protocol
+
+from tactful.core.companion import checkins, limits, pacing, phrases
+from tactful.core.companion.prompting import Line, compose, persona_block
+from tactful.core.companion.session import Role, Session
+from tactful.core.companion.store import CompanionStore
+from tactful.core.config.values import CompanionConfig
+from tactful.core.errors import TactfulError
+from tactful.core.memory import check as checks
+from tactful.core.memory.clock import zone
+from tactful.core.memory.store import People
+from tactful.core.responders.base import Prompt, Responder
+from tactful.core.schedule.events import EventLog
+from tactful.core.send.ledger import Ledger, send_key
+
+PLATFORM = "telegram"
+COMMANDS = ("start", "help", "memory", "forget", "export", "delete", "invite", "pause", "resume")
+HISTORY_TURNS = 20  # lines of recent history in a turn's prompt
+
+
+class Blocked(Exception):
+    """The platform says the user blocked the bot: never message them again."""
+
+
+class Channel(Protocol):
+    """How the gateway talks back on one chat platform."""
+
+    async def typing(self, chat_id: int) -> None: ...
+
+    async def send(self, chat_id: int, text: str) -> None:
+        """Send one message; raises Blocked when the user blocked the bot."""
+        ...
+
+    async def send_file(self, chat_id: int, name: str, data: bytes) -> None: ...
+
+
+@dataclass(frozen=True)
+class Incoming:
+    chat_id: int
+    user_id: int
+    message_id: int
+    at: datetime
+    text: str | None  # None: a sticker, a photo, anything without text
+    language_code: str | None = None
+    private: bool = True
+    handle: str | None = None  # the sender's username, normalized, when they have one
+
+
+@dataclass
+class _Buffer:
+    texts: list[str] = field(default_factory=list)
+    last_message_id: int = 0
+    first_at: datetime | None = None
+    timer: asyncio.Task[None] | None = None
+
+
+@dataclass
+class _ChatLock:
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    users: int = 0
+
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class Gateway:
+    def __init__(self, *, home: Path, bot: str, config: CompanionConfig, persona_name: str,
+                 default_tz: str, responder: Responder, channel: Channel, people: People,
+                 log: EventLog, clock: Callable[[], datetime],
+                 rng: random.Random | None = None, sleep: Sleep = asyncio.sleep) -> None:
+        self.home, self.bot, self.config = home, bot, config
+        self.persona = persona_block(persona_name, config.prompt)
+        self.default_tz = config.default_timezone or default_tz
+        self.responder, self.channel, self.people = responder, channel, people
+        self.log, self.clock = log, clock
+        self.rng = rng or random.Random()  # noqa: S311 — jitter, not security
+        self.sleep = sleep
+        self.store = CompanionStore(home, bot)
+        self.turns = asyncio.Semaphore(config.parallel_turns)
+        self._locks: dict[int, _ChatLock] = {}
+        self._buffers: dict[int, _Buffer] = {}
+        self._open_ledger: Ledger | None = None
+
+    def close(self) -> None:
+        self.store.close()
+        if self._open_ledger is not None:
+            self._open_ledger.close()
+
+    # ---- what arrives ---------------------------------------------------------------------
+
+    async def on_message(self, message: Incoming) -> None:
+        if not message.private and not self.config.groups:
+            return  # groups are ignored unless configured
+        if message.text is None or not message.text.strip():
+            return  # stickers, photos, empty: nothing to answer, nothing stored
+        text = message.text.strip()
+        if self._do_not_engage(message):
+            self.log.emit("companion.ignored", reason="do-not-engage")
+            return
+        first_contact = self.store.user(message.chat_id) is None
+        user = self.store.touch_user(message.chat_id, language_code=message.language_code,
+                                     at=message.at, tz_default=self.default_tz)
+        if first_contact and text.startswith("/start "):
+            # A personal invite link: only the count of arrivals is kept, never who.
+            self.store.record_arrival(text.split(maxsplit=1)[1].strip()[:64])
+        if text.startswith("/"):
+            command = text[1:].split(maxsplit=1)[0].split("@", 1)[0].lower() if len(text) > 1 \
+                else ""
+            if command in COMMANDS:
+                await self._command(command, message, user.language_code)
+                return
+        if user.blocked:
+            self.store.set_blocked(message.chat_id, False)  # they wrote again: unblocked
+        times = self.store.message_times(message.chat_id, message.at - timedelta(days=2))
+        decision = limits.decide(times, message.at, self._tz(user.timezone),
+                                 window_messages=self.config.window_messages,
+                                 window_minutes=self.config.window_minutes,
+                                 daily_cap=self.config.daily_cap)
+        held = isinstance(decision, limits.Held) or bool(self.store.pending(message.chat_id))
+        self.store.record_user_message(message.chat_id, message.at, counted=not held)
+        if held:
+            await self._hold(message, text, decision, user.language_code)
+            return
+        await self._buffer(message, text)
+
+    def _tz(self, name: str | None) -> tzinfo:
+        return zone(name or self.default_tz)
+
+    def _do_not_engage(self, message: Incoming) -> bool:
+        handles = [str(message.user_id)] + ([message.handle] if message.handle else [])
+        for handle in handles:
+            verdict = checks.check(self.people, PLATFORM, handle)
+            if verdict.status != checks.KNOWN and verdict.status != checks.STRANGER:
+                return True  # do-not-engage, or memory that cannot be read: fail closed
+        return False
+
+    async def _hold(self, message: Incoming, text: str, decision: limits.Allowed | limits.Held,
+                    language: str | None) -> None:
+        first = not self.store.pending(message.chat_id)
+        until = decision.until if isinstance(decision, limits.Held) else self.clock()
+        release = limits.release_at(until, self.rng)
+        self.store.hold(message.chat_id, message.message_id, text, message.at, release)
+        self.log.emit("companion.held", chat=message.chat_id,
+                      reason=decision.reason if isinstance(decision, limits.Held) else "queued")
+        if first:
+            await self._say(message.chat_id, phrases.pick("hold", language, self.rng))
+
+    async def _buffer(self, message: Incoming, text: str) -> None:
+        buffer = self._buffers.setdefault(message.chat_id, _Buffer())
+        buffer.texts.append(text)
+        buffer.last_message_id = message.message_id
+        buffer.first_at = buffer.first_at or message.at
+        if buffer.timer is not None:
+            buffer.timer.cancel()
+        buffer.timer = asyncio.create_task(self._after_pause(message.chat_id))
+
+    async def _after_pause(self, chat_id: int) -> None:
+        await self.sleep(self.config.join_seconds)
+        buffer = self._buffers.pop(chat_id, None)
+        if buffer is None or not buffer.texts:
+            return
+        await self.turn(chat_id, "\n".join(buffer.texts), buffer.last_message_id, mode="reply")
+
+    async def drain(self) -> None:
+        """Wait for every buffered message to be answered (tests; a clean stop)."""
+        while self._buffers:
+            timers = [b.timer for b in self._buffers.values() if b.timer is not None]
+            if not timers:
+                break
+            await asyncio.gather(*timers, return_exceptions=True)
+        for entry in list(self._locks.values()):
+            async with entry.lock:
+                pass
+
+    # ---- one turn ---------------------------------------------------------------------------
+
+    async def turn(self, chat_id: int, text: str, message_id: int, *, mode: str) -> bool:
+        """Answer `text` once; True when a reply went out."""
+        # A lock per chat lives only while some turn of that chat runs or waits: idle chats
+        # cost no memory between turns.
+        entry = self._locks.setdefault(chat_id, _ChatLock())
+        entry.users += 1
+        try:
+            async with entry.lock, self.turns:
+                return await self._turn(chat_id, text, message_id, mode)
+        finally:
+            entry.users -= 1
+            if entry.users == 0:
+                self._locks.pop(chat_id, None)
+
+    async def _turn(self, chat_id: int, text: str, message_id: int, mode: str) -> bool:
+        user = self.store.user(chat_id)
+        if user is None or user.blocked:
+            return False
+        if chat_id > 0 and checks.check(self.people, PLATFORM, str(chat_id)).status not in (
+                checks.KNOWN, checks.STRANGER):
+            return False  # flagged since the message was held, or memory unreadable
+        key = [send_key(PLATFORM, "dm", f"{self.bot}/{chat_id}/{message_id}/{mode}", None, "")]
+        ledger = self._ledger()
+        if ledger.find_any(key) is not None:
+            self.log.emit("companion.skipped", chat=chat_id, reason="already answered")
+            return False
+        session = Session(self.home, self.bot, chat_id)
+        notes = session.notes()
+        history = [Line(t.role, t.text) for t in session.recent(HISTORY_TURNS)]
+        prompt = compose(persona=self.persona, mode=mode, memory_note=notes.memory,
+                         style_note=notes.style, history=history, message=text)
+        session.write_prompt(prompt.system + "\n\n" + prompt.user)
+        started = self.clock()
+        reply = await self._draft(prompt)
+        if reply is None:
+            await self._say(chat_id, phrases.pick("failed", user.language_code, self.rng))
+            if mode != "checkin":
+                session.append("user", text, started)
+            return False
+        ledger.claim(key, platform=PLATFORM, action="dm", reply_to=None,
+                     handle=str(chat_id), thread=None, mentions=[], text="",
+                     at=started, again=False)
+        thinking = (self.clock() - started).total_seconds()
+        parts = pacing.split(reply)
+        delays = pacing.typing_delays(parts, thinking=thinking, rng=self.rng)
+        said: list[tuple[Role, str, datetime]] = \
+            [] if mode == "checkin" else [("user", text, started)]
+        try:
+            for part, delay in zip(parts, delays, strict=True):
+                await self.channel.typing(chat_id)
+                await self.sleep(delay)
+                await self.channel.send(chat_id, part)
+                said.append(("bot", part, self.clock()))
+        except Blocked:
+            self.store.set_blocked(chat_id, True)
+            self.log.emit("companion.blocked", chat=chat_id)
+        finally:
+            # One write for the whole turn, whatever part of it went out.
+            session.extend(said)
+            if len(said) > (0 if mode == "checkin" else 1):
+                self.store.record_bot_message(chat_id, self.clock())
+        ledger.mark_sent(key, post_id=str(message_id), url=None, at=self.clock())
+        self.log.emit("companion.turn", chat=chat_id, mode=mode, parts=len(parts),
+                      thinking_ms=int(thinking * 1000))
+        return True
+
+    def _ledger(self) -> Ledger:
+        # One connection for the gateway's life: opening the ledger per turn cost more than
+        # the turn (a connection, the schema script, a chmod).
+        if self._open_ledger is None:
+            self._open_ledger = Ledger(self.home)
+        return self._open_ledger
+
+    async def _draft(self, prompt: Prompt) -> str | None:
+        try:
+            reply = await asyncio.wait_for(asyncio.to_thread(self.responder.draft, prompt),
+                                           timeout=self.config.turn_timeout)
+        except (TactfulError, TimeoutError) as exc:
+            self.log.emit("companion.draft_failed", error=type(exc).__name__)
+            return None
+        except Exception as exc:  # noqa: BLE001 — a broken responder must not end the bot
+            self.log.emit("companion.draft_failed", error=type(exc).__name__)
+            return None
+        reply = reply.strip()
+        return reply or None
+
+    async def _say(self, chat_id: int, text: str) -> None:
+        try:
+            await self.channel.send(chat_id, text)
+            self.store.record_bot_message(chat_id, self.clock())
+        except Blocked:
+            self.store.set_blocked(chat_id, True)
+
+    # ---- commands ---------------------------------------------------------------------------
+
+    async def _command(self, command: str, message: Incoming, language: str | None) -> None:
+        from tactful.core.companion import erasure
+
+        chat = message.chat_id
+        self.log.emit("companion.command", chat=chat, command=command)
+        if command in ("start", "help"):
+            await self._say(chat, phrases.pick("welcome" if command == "start" else "help",
+                                               language, self.rng))
+        elif command == "memory":
+            notes = Session(self.home, self.bot, chat).notes()
+            if not (notes.memory or notes.style):
+                await self._say(chat, phrases.pick("memory_empty", language, self.rng))
+            else:
+                await self._say(chat, f"{notes.memory or '—'}\n\n{notes.style or '—'}")
+        elif command == "forget":
+            erasure.forget(self.store, self.home, self.bot, chat)
+            self._buffers.pop(chat, None)
+            await self._say(chat, phrases.pick("forgotten", language, self.rng))
+        elif command == "export":
+            await self.channel.send_file(chat, "tactful-notes.md",
+                                         erasure.export(self.home, self.bot, chat))
+        elif command == "delete":
+            self._buffers.pop(chat, None)
+            await self._say(chat, phrases.pick("deleted", language, self.rng))
+            erasure.delete(self.store, self.home, self.bot, chat)
+        elif command == "invite":
+            code = self.store.invite_code(chat)
+            await self._say(chat, f"https://t.me/{self.bot}?start={code}")
+        elif command == "pause":
+            self.store.set_paused(chat, True)
+            await self._say(chat, phrases.pick("paused", language, self.rng))
+        elif command == "resume":
+            self.store.set_paused(chat, False)
+            await self._say(chat, phrases.pick("resumed", language, self.rng))
+
+    # ---- what runs on a timer ---------------------------------------------------------------
+
+    def sweep(self) -> int:
+        """History goes `history_days` after the user's last message (start-up, every pass)."""
+        from tactful.core.companion import retention
+
+        removed = retention.sweep(self.store, self.home, self.bot, self.clock(),
+                                  history_days=self.config.history_days)
+        self.log.emit("companion.sweep", sessions_reset=removed)
+        return removed
+
+    async def memory_pass(self) -> None:
+        """Rewrite both notes of every chat that wrote since the last pass and is quiet."""
+        from tactful.core.companion import notes
+
+        def job() -> notes.PassReport:
+            store = CompanionStore(self.home, self.bot)  # a connection of the worker thread's own
+            try:
+                return notes.run_pass(store, self.home, self.bot, self.responder, self.clock(),
+                                      quiet_minutes=self.config.quiet_minutes,
+                                      pass_messages=self.config.pass_messages)
+            finally:
+                store.close()
+
+        report = await asyncio.to_thread(job)
+        self.log.emit("companion.memory_pass", **{k: v for k, v in vars(report).items()
+                                                  if isinstance(v, int)})
+
+    async def release_pending(self) -> int:
+        """Answer held messages whose window opened, each chat once, joined."""
+        answered = 0
+        now = self.clock()
+        for chat_id in self.store.due_pending(now):
+            held = self.store.take_pending(chat_id)
+            if not held:
+                continue
+            text = "\n".join(p.text for p in held)
+            if await self.turn(chat_id, text, held[-1].message_id, mode="held"):
+                answered += 1
+        return answered
+
+    async def check_in(self) -> int:
+        """Write first to the users whose check-in is due, every brake applied."""
+        if not self.config.checkins:
+            return 0
+        sent = 0
+        now = self.clock()
+        start, end = checkins.parse_quiet_hours(self.config.quiet_hours)
+        for user in self.store.users():
+            if user.blocked or user.paused:
+                continue
+            state = checkins.CheckinState(
+                started_at=user.started_at, last_user_at=user.last_user_at,
+                last_checkin_at=user.last_checkin_at, checkins_sent=tuple(user.checkins_sent),
+                unanswered=user.unanswered, paused=user.paused, blocked=user.blocked,
+                tz=self._tz(user.timezone))
+            due = checkins.due(state, now, quiet_hours=(start, end),
+                               per_week=self.config.checkins_per_week,
+                               unanswered_before_backoff=self.config.unanswered_before_backoff,
+                               rng=self.rng)
+            if due is None:
+                continue
+            stamp = int(now.timestamp())
+            if await self.turn(user.chat_id, "", stamp, mode="checkin"):
+                self.store.record_checkin(user.chat_id, now)
+                self.log.emit("companion.checkin", chat=user.chat_id, kind=due.kind)
+                sent += 1
+        return sent

@@ -1,0 +1,402 @@
+"""The companion's gateway with the real aiogram against the Telegram emulator: a turn, a burst,
+pacing, limits, failures, a restart mid-turn, forgetting, check-ins, and logs without text."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import random
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tactful.adapters.telegram.companion import Companion, TelegramChannel, make_bot
+from tactful.adapters.telegram.emulator import TelegramEmulator
+from tactful.core.companion import pacing, phrases
+from tactful.core.companion.gateway import Gateway, Incoming
+from tactful.core.companion.session import Session
+from tactful.core.config.values import CompanionConfig
+from tactful.core.memory.home import Home
+from tactful.core.memory.settings import MemorySettings
+from tactful.core.memory.store import People
+from tactful.core.responders.base import DraftFailed, Prompt
+from tactful.core.schedule.events import EventLog
+
+UNIQUE = "zxqvplonkerwug"  # a word only the user ever says
+
+
+class Clock:
+    def __init__(self, start: datetime) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
+@dataclass
+class Scripted:
+    """A responder for tests: answers from a list (or raises), and keeps every prompt."""
+
+    replies: list[str | BaseException | Callable[[], str]]
+    prompts: list[Prompt] = field(default_factory=list)
+
+    def draft(self, prompt: Prompt) -> str:
+        self.prompts.append(prompt)
+        reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+        if isinstance(reply, BaseException):
+            raise reply
+        return reply() if callable(reply) else reply
+
+
+@dataclass
+class World:
+    emulator: TelegramEmulator
+    gateway: Gateway
+    responder: Scripted
+    clock: Clock
+    sleeps: list[float]
+    log: io.StringIO
+    home: Path
+
+    def incoming(self, handle: str, text: str | None, **extra: Any) -> Incoming:
+        """`handle` writes to the bot (in the emulator too, so the bot may answer)."""
+        ref = self.emulator.add_post(handle, text or "(sticker)")
+        chat, message = (int(x) for x in ref.split("/"))
+        return Incoming(chat_id=chat, user_id=chat, message_id=message, at=self.clock(),
+                        text=text, language_code=extra.pop("language_code", "en"), **extra)
+
+    def texts(self) -> list[str]:
+        return [m["text"] for m in self.emulator.sent()]
+
+
+def _gateway(emulator: TelegramEmulator, home: Path, responder: Scripted, clock: Clock,
+             sleeps: list[float], log: io.StringIO, config: CompanionConfig) -> Gateway:
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        await asyncio.sleep(0)
+
+    bot = make_bot(emulator.token, emulator.base_url)
+    events = EventLog(stream=log, clock=clock)
+    return Gateway(home=home, bot="persona", config=config, persona_name="galatea",
+                   default_tz="Europe/Amsterdam", responder=responder,
+                   channel=TelegramChannel(bot, events, sleep=sleep),
+                   people=People(Home(home), MemorySettings()), log=events, clock=clock,
+                   rng=random.Random(7), sleep=sleep)
+
+
+@pytest.fixture
+async def world(home: Path) -> AsyncIterator[World]:
+    (home / "people").mkdir(parents=True)
+    with TelegramEmulator() as emulator:
+        clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
+        responder = Scripted(["Good luck tomorrow! Tell me how it goes."])
+        sleeps: list[float] = []
+        log = io.StringIO()
+        config = CompanionConfig(window_messages=3, window_minutes=10, daily_cap=50)
+        gateway = _gateway(emulator, home, responder, clock, sleeps, log, config)
+        yield World(emulator, gateway, responder, clock, sleeps, log, home)
+        await gateway.drain()
+        await gateway.channel.bot.session.close()  # type: ignore[attr-defined]
+        gateway.close()
+
+
+async def test_a_turn_answers_paces_and_remembers_the_talk(world: World) -> None:
+    await world.gateway.on_message(world.incoming("alice_a", f"my {UNIQUE} interview is "
+                                                  "tomorrow"))
+    await world.gateway.drain()
+    assert world.texts() == ["Good luck tomorrow! Tell me how it goes."]
+    prompt = world.responder.prompts[0]
+    assert f"my {UNIQUE} interview is tomorrow" in prompt.user
+    assert "<message>" in prompt.user and "galatea" in prompt.system
+    chat = int(world.emulator.add_user("alice_a"))
+    history = Session(world.home, "persona", chat).recent(10)
+    assert [t.role for t in history] == ["user", "bot"]
+    assert world.emulator.chat_actions == [(chat, "typing")]
+
+
+async def test_a_burst_of_three_is_answered_once_joined(world: World) -> None:
+    for text in ("hey", "so guess what", "I got the job!"):
+        await world.gateway.on_message(world.incoming("bob_b", text))
+    await world.gateway.drain()
+    assert len(world.responder.prompts) == 1
+    assert "hey\nso guess what\nI got the job!" in world.responder.prompts[0].user
+    assert len(world.texts()) == 1
+
+
+async def test_pacing_splits_the_reply_and_types_by_the_formula(world: World) -> None:
+    reply = ("That is wonderful news. I am so happy for you!\n\n"
+             "How did the last round go? Did they ask about the project you told me about?")
+    world.responder.replies = [reply]
+    await world.gateway.on_message(world.incoming("carol_c", "I got the job"))
+    await world.gateway.drain()
+    parts = pacing.split(reply)
+    assert world.texts() == parts and 1 < len(parts) <= 4
+    expected = pacing.typing_delays(parts, thinking=0.0, rng=_rng_after_join())
+    join = world.gateway.config.join_seconds
+    assert world.sleeps == [join, *expected]
+    assert all(1.0 <= d <= 7.0 for d in expected)
+
+
+def _rng_after_join() -> random.Random:
+    return random.Random(7)  # the join pause draws nothing from it
+
+
+async def test_over_the_window_the_message_waits_and_is_answered_once(world: World) -> None:
+    for n in range(3):
+        await world.gateway.on_message(world.incoming("dave_d", f"message {n}"))
+        await world.gateway.drain()
+        world.clock.advance(seconds=30)
+    answered = len(world.texts())
+    await world.gateway.on_message(world.incoming("dave_d", "one more"))
+    await world.gateway.on_message(world.incoming("dave_d", "and another"))
+    held_lines = world.texts()[answered:]
+    assert len(held_lines) == 1  # one friendly line, not one per message
+    assert "3" not in held_lines[0] and "limit" not in held_lines[0].lower()
+    assert await world.gateway.release_pending() == 0  # the window is still closed
+    world.clock.advance(minutes=10)
+    assert await world.gateway.release_pending() == 1
+    assert "one more\nand another" in world.responder.prompts[-1].user
+    assert await world.gateway.release_pending() == 0
+
+
+async def test_a_responder_that_fails_gets_an_honest_line_and_nothing_stored(
+        world: World) -> None:
+    world.responder.replies = [DraftFailed("test", "crashed"), "   ", "back to normal"]
+    alice = world.incoming("erin_e", "first")
+    await world.gateway.on_message(alice)
+    await world.gateway.drain()
+    world.clock.advance(minutes=1)
+    await world.gateway.on_message(world.incoming("erin_e", "second"))
+    await world.gateway.drain()
+    world.clock.advance(minutes=1)
+    await world.gateway.on_message(world.incoming("erin_e", "third"))
+    await world.gateway.drain()
+    texts = world.texts()
+    assert len(texts) == 3 and texts[2] == "back to normal"
+    honest = set(phrases.variants("failed", "en"))
+    assert texts[0] in honest and texts[1] in honest
+    history = Session(world.home, "persona", alice.chat_id).recent(10)
+    assert [t.role for t in history] == ["user", "user", "user", "bot"]
+
+
+async def test_a_responder_that_hangs_is_given_up_at_the_turn_timeout(home: Path) -> None:
+    (home / "people").mkdir(parents=True)
+    with TelegramEmulator() as emulator:
+        clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
+        responder = Scripted([lambda: (time.sleep(3), "too late")[1]])
+        config = CompanionConfig(turn_timeout=1)
+        gateway = _gateway(emulator, home, responder, clock, [], io.StringIO(), config)
+        try:
+            ref = emulator.add_post("frank_f", "hello?")
+            chat, message = (int(x) for x in ref.split("/"))
+            started = time.monotonic()
+            await gateway.on_message(Incoming(chat, chat, message, clock(), "hello?"))
+            await gateway.drain()
+            assert time.monotonic() - started < 2.9
+            assert len(emulator.sent()) == 1 and emulator.sent()[0]["text"] != "too late"
+        finally:
+            await gateway.channel.bot.session.close()  # type: ignore[attr-defined]
+            gateway.close()
+
+
+class Crash(BaseException):
+    pass
+
+
+async def test_a_restart_in_the_middle_of_a_turn_never_answers_twice(world: World) -> None:
+    world.responder.replies = ["First part here.\n\nSecond part here."]
+    message = world.incoming("gina_g", "tell me two things")
+    world.gateway.store.touch_user(message.chat_id, language_code="en", at=message.at,
+                                   tz_default="UTC")
+    channel = world.gateway.channel
+    real_send = channel.send
+    calls = 0
+
+    async def dying_send(chat_id: int, text: str) -> None:
+        nonlocal calls
+        calls += 1
+        await real_send(chat_id, text)
+        raise Crash  # the process dies after the first message went out
+
+    channel.send = dying_send  # type: ignore[method-assign]
+    with pytest.raises(Crash):
+        await world.gateway.turn(message.chat_id, "tell me two things", message.message_id,
+                                 mode="reply")
+    assert world.texts() == ["First part here."]
+    channel.send = real_send  # type: ignore[method-assign]
+    restarted = _gateway(world.emulator, world.home, world.responder, world.clock, [],
+                         io.StringIO(), world.gateway.config)
+    try:
+        assert not await restarted.turn(message.chat_id, "tell me two things",
+                                        message.message_id, mode="reply")
+    finally:
+        await restarted.channel.bot.session.close()  # type: ignore[attr-defined]
+        restarted.close()
+    assert world.texts() == ["First part here."]
+
+
+async def test_forget_and_delete_leave_no_trace(world: World) -> None:
+    await world.gateway.on_message(world.incoming("hank_h", f"my dog is called {UNIQUE}"))
+    await world.gateway.drain()
+    chat = int(world.emulator.add_user("hank_h"))
+    Session(world.home, "persona", chat).write_notes(f"Has a dog called {UNIQUE}.", "short")
+    await world.gateway.on_message(world.incoming("hank_h", "/forget"))
+    assert _found(world.home, UNIQUE) == []
+    world.responder.replies = ["Hi again!"]
+    world.clock.advance(minutes=1)
+    await world.gateway.on_message(world.incoming("hank_h", "hello"))
+    await world.gateway.drain()
+    assert UNIQUE not in world.responder.prompts[-1].system + world.responder.prompts[-1].user
+    await world.gateway.on_message(world.incoming("hank_h", f"one more {UNIQUE}"))
+    await world.gateway.on_message(world.incoming("hank_h", "/delete"))
+    await world.gateway.drain()
+    assert _found(world.home, UNIQUE) == []
+    assert world.gateway.store.user(chat) is None
+
+
+def _found(root: Path, word: str) -> list[str]:
+    return [str(p) for p in root.rglob("*") if p.is_file() and word.encode() in p.read_bytes()]
+
+
+async def test_check_ins_keep_every_brake(world: World) -> None:
+    await world.gateway.on_message(world.incoming("ivy_i", "hi, nice to meet you"))
+    await world.gateway.drain()
+    chat = int(world.emulator.add_user("ivy_i"))
+    world.responder.replies = ["How did the week start?"]
+    # Day 2 in Amsterdam at 03:00: quiet hours, nothing.
+    world.clock.now = datetime(2026, 12, 2, 2, 0, tzinfo=UTC)
+    assert await world.gateway.check_in() == 0
+    # Paused: nothing.
+    await world.gateway.on_message(world.incoming("ivy_i", "/pause"))
+    world.clock.now = datetime(2026, 12, 2, 14, 0, tzinfo=UTC)
+    assert await world.gateway.check_in() == 0
+    await world.gateway.on_message(world.incoming("ivy_i", "/resume"))
+    world.clock.now = datetime(2026, 12, 3, 14, 0, tzinfo=UTC)
+    sent = await world.gateway.check_in()
+    assert sent == 1 and world.texts()[-1] == "How did the week start?"
+    # Blocked: the send fails once, and the user is never written to again.
+    world.emulator.block("ivy_i")
+    world.clock.now = datetime(2026, 12, 10, 14, 0, tzinfo=UTC)
+    before = len(world.emulator.requests)
+    await world.gateway.check_in()
+    assert world.gateway.store.user(chat).blocked  # type: ignore[union-attr]
+    world.clock.now = datetime(2026, 12, 20, 14, 0, tzinfo=UTC)
+    mid = len(world.emulator.requests)
+    assert await world.gateway.check_in() == 0
+    assert len(world.emulator.requests) == mid and mid >= before
+
+
+async def test_telegram_429_is_waited_out_with_its_retry_after(world: World) -> None:
+    world.emulator.fail_method("sendMessage", 429, retry_after=3)
+    await world.gateway.on_message(world.incoming("jack_j", "hi"))
+    await world.gateway.drain()
+    assert world.texts() == ["Good luck tomorrow! Tell me how it goes."]
+    assert 3.0 in world.sleeps
+
+
+async def test_what_is_not_text_or_not_private_is_ignored(world: World) -> None:
+    await world.gateway.on_message(world.incoming("kim_k", None))
+    await world.gateway.on_message(replace(world.incoming("kim_k", "hello group"),
+                                           private=False))
+    await world.gateway.on_message(world.incoming("kim_k", "x" * 20000))
+    await world.gateway.drain()
+    assert len(world.responder.prompts) == 1  # only the long text was answered
+    assert world.texts() == ["Good luck tomorrow! Tell me how it goes."]
+
+
+async def test_a_do_not_engage_user_is_never_answered(world: World, cli) -> None:
+    message = world.incoming("liam_l", "hello")
+    assert cli("--home", str(world.home), "dne", "telegram", "liam_l", "on").code == 0
+    await world.gateway.on_message(replace(message, handle="liam_l"))
+    chat_only = world.incoming("mia_m", "hello")
+    assert cli("--home", str(world.home), "dne", "telegram", str(chat_only.user_id),
+               "on").code == 0
+    await world.gateway.on_message(chat_only)
+    await world.gateway.drain()
+    assert world.texts() == [] and world.responder.prompts == []
+
+
+async def test_no_log_line_carries_message_text(world: World, caplog) -> None:  # type: ignore[no-untyped-def]
+    caplog.set_level("DEBUG")
+    world.responder.replies = [f"Oh, {UNIQUE}? Tell me more."]
+    for text in (f"so {UNIQUE} happened", "/memory", "/export", "/invite", "/help"):
+        await world.gateway.on_message(world.incoming("noah_n", text))
+        await world.gateway.drain()
+        world.clock.advance(minutes=1)
+    logged = world.log.getvalue() + "\n".join(r.getMessage() for r in caplog.records)
+    assert "companion.turn" in world.log.getvalue()
+    assert UNIQUE not in logged and "Tell me more" not in logged
+
+
+async def test_the_companion_polls_the_emulator_end_to_end(home: Path) -> None:
+    (home / "people").mkdir(parents=True)
+    with TelegramEmulator() as emulator:
+        clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
+        responder = Scripted(["Hello there! How was your day?"])
+        log = io.StringIO()
+        gateway = _gateway(emulator, home, responder, clock, [], log,
+                           CompanionConfig(join_seconds=0))
+        bot = gateway.channel.bot  # type: ignore[attr-defined]
+        companion = Companion(gateway, bot, gateway.log, clock, pass_every=3600, tick=0.1)
+        stop = threading.Event()
+        task = asyncio.create_task(companion.run(stop))
+        try:
+            emulator.add_post("olga_o", "hi!")
+            for _ in range(100):
+                if emulator.sent():
+                    break
+                await asyncio.sleep(0.05)
+        finally:
+            stop.set()
+            await asyncio.wait_for(task, timeout=20)
+            gateway.close()
+        assert [m["text"] for m in emulator.sent()] == ["Hello there! How was your day?"]
+        assert {c["command"] for c in emulator.commands} >= {"memory", "forget", "delete"}
+        assert "companion.stop" in log.getvalue()
+
+
+def test_tactful_run_starts_the_companion_and_stops_on_sigterm(tmp_path: Path, home: Path,
+                                                              keyring_log: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from .. import recording_keyring
+
+    (home / "people").mkdir(parents=True)
+    with TelegramEmulator() as emulator:
+        recording_keyring.store("telegram", "persona", "token", emulator.token)
+        config = tmp_path / "tactful.yaml"
+        config.write_text(f"platforms:\n  telegram:\n    account: persona\n"
+                          f"    base_url: {emulator.base_url}\n    mode: companion\n"
+                          "responders:\n  friend:\n    kind: template\n"
+                          "companion:\n  responder: friend\n  join_seconds: 0\n")
+        process = subprocess.Popen([sys.executable, "-m", "tactful.core.cli", "--config",
+                                    str(config), "run"], stderr=subprocess.PIPE, text=True,
+                                   env={**os.environ})
+        try:
+            deadline = time.monotonic() + 60
+            while not emulator.commands and time.monotonic() < deadline:
+                time.sleep(0.1)
+            emulator.add_post("pat_p", "hi there")
+            while not emulator.sent() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            process.send_signal(signal.SIGTERM)
+            _, err = process.communicate(timeout=40)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        assert process.returncode == 0, err[-2000:]
+        assert len(emulator.sent()) >= 1
+        assert "companion.start" in err and "companion.stop" in err
+        assert "hi there" not in err

@@ -1,0 +1,195 @@
+"""Limits: the sliding window and the daily cap in the user's own time zone."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from tactful.core.companion.limits import (
+    RELEASE_JITTER_MAX,
+    RELEASE_JITTER_MIN,
+    Allowed,
+    Held,
+    decide,
+    next_midnight,
+    release_at,
+)
+
+AMSTERDAM = ZoneInfo("Europe/Amsterdam")
+LOS_ANGELES = ZoneInfo("America/Los_Angeles")
+HAVANA = ZoneInfo("America/Havana")  # skips midnight when summer time starts
+BASE = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
+WINDOW = {"window_messages": 20, "window_minutes": 10, "daily_cap": 150}
+NO_WINDOW = {"window_messages": 10_000, "window_minutes": 10}
+
+
+class FixedRandom(random.Random):
+    def __init__(self, fraction: float) -> None:
+        super().__init__(0)
+        self.fraction = fraction
+
+    def random(self) -> float:
+        return self.fraction
+
+
+def burst(count: int, start: datetime = BASE, every: timedelta = timedelta(seconds=10)
+          ) -> list[datetime]:
+    return [start + every * i for i in range(count)]
+
+
+# ---- the window ----------------------------------------------------------------------------
+
+def test_the_twentieth_is_allowed_and_the_twenty_first_held() -> None:
+    now = BASE + timedelta(minutes=5)
+    assert decide(burst(19), now, UTC, **WINDOW) == Allowed()
+    assert decide(burst(20), now, UTC, **WINDOW) == Held(BASE + timedelta(minutes=10), "window")
+
+
+def test_allowed_again_exactly_when_the_oldest_leaves() -> None:
+    leaves = BASE + timedelta(minutes=10)
+    assert decide(burst(20), leaves, UTC, **WINDOW) == Allowed()
+    assert isinstance(decide(burst(20), leaves - timedelta(microseconds=1), UTC, **WINDOW), Held)
+
+
+def test_times_in_any_order() -> None:
+    times = burst(20)
+    random.Random(3).shuffle(times)
+    assert decide(times, BASE + timedelta(minutes=5), UTC, **WINDOW) == Held(
+        BASE + timedelta(minutes=10), "window")
+
+
+def test_an_over_full_window_waits_for_enough_to_leave() -> None:
+    # 22 inside a window of 20 (the limit was lowered): two must leave before one more fits.
+    held = decide(burst(22), BASE + timedelta(minutes=5), UTC, **WINDOW)
+    assert held == Held(BASE + timedelta(seconds=20, minutes=10), "window")
+
+
+def test_old_messages_do_not_count() -> None:
+    times = burst(30, start=BASE - timedelta(hours=1))
+    assert decide(times, BASE, UTC, **WINDOW) == Allowed()
+
+
+def test_the_window_is_absolute_time_on_the_night_the_clocks_go_back() -> None:
+    # 02:55 summer time, then ten minutes later it is 02:05 winter time.
+    first = datetime(2026, 10, 25, 2, 55, tzinfo=AMSTERDAM, fold=0)
+    held = decide([first], first + timedelta(minutes=1), AMSTERDAM, window_messages=1,
+                  window_minutes=10, daily_cap=150)
+    assert isinstance(held, Held)
+    assert held.until == datetime(2026, 10, 25, 1, 5, tzinfo=UTC)  # 02:05 winter time
+    assert held.until.tzinfo is UTC
+
+
+def test_wall_clocks_that_repeat_are_not_confused() -> None:
+    summer = datetime(2026, 10, 25, 2, 50, tzinfo=AMSTERDAM, fold=0)  # 00:50 UTC
+    winter = datetime(2026, 10, 25, 2, 10, tzinfo=AMSTERDAM, fold=1)  # 01:10 UTC, 20 min later
+    assert decide([summer], winter, AMSTERDAM, window_messages=1, window_minutes=10,
+                  daily_cap=150) == Allowed()
+
+
+# ---- the daily cap -------------------------------------------------------------------------
+
+EVENING_UTC = [datetime(2026, 6, 10, 21, minute, tzinfo=UTC) for minute in (30, 40, 50)]
+
+
+def test_the_same_instants_are_one_day_in_los_angeles_and_two_in_amsterdam() -> None:
+    now = datetime(2026, 6, 10, 22, 30, tzinfo=UTC)  # 00:30 in Amsterdam, 15:30 in LA
+    assert decide(EVENING_UTC, now, AMSTERDAM, daily_cap=3, **NO_WINDOW) == Allowed()
+    assert decide(EVENING_UTC, now, LOS_ANGELES, daily_cap=3, **NO_WINDOW) == Held(
+        datetime(2026, 6, 11, 0, 0, tzinfo=LOS_ANGELES), "daily")
+
+
+def test_held_until_local_midnight() -> None:
+    now = datetime(2026, 6, 10, 21, 55, tzinfo=UTC)  # 23:55 in Amsterdam
+    held = decide(EVENING_UTC, now, AMSTERDAM, daily_cap=3, **NO_WINDOW)
+    assert held == Held(datetime(2026, 6, 10, 22, 0, tzinfo=UTC), "daily")
+    assert isinstance(held, Held)
+    assert held.until.tzinfo is UTC
+    assert decide(EVENING_UTC, held.until, AMSTERDAM, daily_cap=3, **NO_WINDOW) == Allowed()
+    assert decide(EVENING_UTC, now, AMSTERDAM, daily_cap=4, **NO_WINDOW) == Allowed()
+
+
+def test_a_twenty_five_hour_day_is_one_day() -> None:
+    # 25 October 2026: Amsterdam's clocks go back. 00:30 and 23:30 local are 24 hours apart
+    # and still the same day; a rolling 24 hours would have let the third message through.
+    times = [datetime(2026, 10, 25, 0, 30, tzinfo=AMSTERDAM),
+             datetime(2026, 10, 25, 12, 0, tzinfo=AMSTERDAM)]
+    now = datetime(2026, 10, 25, 23, 30, tzinfo=AMSTERDAM)
+    assert now.astimezone(UTC) - times[0].astimezone(UTC) == timedelta(hours=24)
+    assert decide(times, now, AMSTERDAM, daily_cap=2, **NO_WINDOW) == Held(
+        datetime(2026, 10, 25, 23, 0, tzinfo=UTC), "daily")
+
+
+def test_a_twenty_three_hour_day_is_one_day() -> None:
+    # 29 March 2026: the clocks go forward. The message at 23:30 the evening before is less
+    # than 24 hours earlier, but it was yesterday.
+    yesterday = datetime(2026, 3, 28, 23, 30, tzinfo=AMSTERDAM)
+    now = datetime(2026, 3, 29, 23, 10, tzinfo=AMSTERDAM)
+    assert now.astimezone(UTC) - yesterday.astimezone(UTC) < timedelta(hours=23)
+    assert decide([yesterday], now, AMSTERDAM, daily_cap=1, **NO_WINDOW) == Allowed()
+    early = datetime(2026, 3, 29, 1, 30, tzinfo=AMSTERDAM)  # still winter time
+    assert decide([early], now, AMSTERDAM, daily_cap=1, **NO_WINDOW) == Held(
+        datetime(2026, 3, 29, 22, 0, tzinfo=UTC), "daily")
+
+
+def test_a_skipped_midnight_is_the_first_instant_of_the_day() -> None:
+    evening = datetime(2026, 3, 7, 20, 0, tzinfo=HAVANA)
+    midnight = next_midnight(evening, HAVANA)
+    assert midnight == datetime(2026, 3, 8, 5, 0, tzinfo=UTC)
+    local = midnight.astimezone(HAVANA)
+    assert (local.day, local.hour, local.utcoffset()) == (8, 1, timedelta(hours=-4))
+    assert next_midnight(midnight - timedelta(microseconds=1), HAVANA) == midnight
+    assert next_midnight(midnight, HAVANA) == datetime(2026, 3, 9, 4, 0, tzinfo=UTC)
+
+
+# ---- both, and the release -----------------------------------------------------------------
+
+def test_both_limits_the_later_wins() -> None:
+    tz = AMSTERDAM
+    late = datetime(2026, 6, 10, 23, 55, tzinfo=tz)
+    times = burst(3, start=late - timedelta(minutes=2))
+    # The window (until 00:03) ends after midnight (00:00): the window is the reason.
+    assert decide(times, late, tz, window_messages=3, window_minutes=10, daily_cap=3) == Held(
+        datetime(2026, 6, 11, 0, 3, tzinfo=tz), "window")
+    # Earlier in the evening midnight is later than the window (20:08): the day is the reason.
+    early = datetime(2026, 6, 10, 20, 0, tzinfo=tz)
+    times = burst(3, start=early - timedelta(minutes=2))
+    assert decide(times, early, tz, window_messages=3, window_minutes=10, daily_cap=3) == Held(
+        datetime(2026, 6, 11, 0, 0, tzinfo=tz), "daily")
+
+
+def test_a_tie_is_the_daily_cap() -> None:
+    tz = AMSTERDAM
+    times = [datetime(2026, 6, 10, 23, 55, tzinfo=tz)]
+    now = datetime(2026, 6, 10, 23, 56, tzinfo=tz)
+    assert decide(times, now, tz, window_messages=1, window_minutes=5, daily_cap=1) == Held(
+        datetime(2026, 6, 11, 0, 0, tzinfo=tz), "daily")
+
+
+def test_release_comes_a_few_seconds_to_half_a_minute_after() -> None:
+    until = datetime(2026, 6, 11, 0, 0, tzinfo=AMSTERDAM)
+    assert release_at(until, FixedRandom(0.0)) == until + timedelta(seconds=RELEASE_JITTER_MIN)
+    assert release_at(until, FixedRandom(1.0)) == until + timedelta(seconds=RELEASE_JITTER_MAX)
+    assert (RELEASE_JITTER_MIN, RELEASE_JITTER_MAX) == (3.0, 30.0)
+    seeded = [release_at(until, random.Random(seed)) - until for seed in range(50)]
+    assert all(timedelta(seconds=3) <= gap <= timedelta(seconds=30) for gap in seeded)
+    assert len(set(seeded)) == 50  # not a timer: every release is a little different
+    assert release_at(until, random.Random(9)) == release_at(until, random.Random(9))
+
+
+def test_release_counts_real_seconds_across_the_clock_change() -> None:
+    until = datetime(2026, 10, 25, 2, 59, 50, tzinfo=AMSTERDAM, fold=0)
+    released = release_at(until, FixedRandom(1.0))
+    assert released == datetime(2026, 10, 25, 1, 0, 20, tzinfo=UTC)  # 02:00:20 winter time
+    assert released.tzinfo is UTC
+
+
+def test_naive_times_are_refused() -> None:
+    with pytest.raises(ValueError, match="aware"):
+        decide([datetime(2026, 1, 1, 12, 0)], BASE, UTC, **WINDOW)
+    with pytest.raises(ValueError, match="aware"):
+        decide([], datetime(2026, 1, 1, 12, 0), UTC, **WINDOW)
+    with pytest.raises(ValueError, match="aware"):
+        release_at(datetime(2026, 1, 1, 12, 0), FixedRandom(0.5))
