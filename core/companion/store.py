@@ -49,6 +49,7 @@ from pathlib import Path
 from tactful.core.companion.session import bot_folder, make_private_dirs, utc_text
 from tactful.core.errors import MemoryUnavailable
 from tactful.core.memory.clock import zone
+from tactful.core.memory.sqlite import immediate
 
 FILE = "companion.sqlite"
 MESSAGE_TIMES_DAYS = 2
@@ -181,17 +182,8 @@ class CompanionStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            try:
-                self.db.execute("BEGIN IMMEDIATE")
-                try:
-                    yield self.db
-                except BaseException:
-                    self.db.execute("ROLLBACK")
-                    raise
-                self.db.execute("COMMIT")
-            except sqlite3.Error as exc:
-                raise self._unavailable(exc) from exc
+        with self._lock, immediate(self.db, self._unavailable) as db:
+            yield db
 
     def _read(self, sql: str, args: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
         with self._lock:

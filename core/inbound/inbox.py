@@ -15,13 +15,14 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from tactful.core.errors import MemoryUnavailable
+from tactful.core.memory.sqlite import immediate
 from tactful.core.send.adapter import Author, Inbound, PostRef
 
 FILE = "inbox.sqlite"
@@ -74,18 +75,9 @@ class Inbox:
     def close(self) -> None:
         self.db.close()
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        try:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self.db
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            self.db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            raise MemoryUnavailable(f"the inbox {self.path} cannot be written: {exc}") from exc
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return immediate(self.db, lambda exc: MemoryUnavailable(
+            f"the inbox {self.path} cannot be written: {exc}"))
 
     def cursor(self, platform: str) -> str | None:
         row = self.db.execute("SELECT cursor FROM cursors WHERE platform = ?",

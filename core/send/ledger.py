@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from tactful.core.errors import MemoryUnavailable, Refused
+from tactful.core.memory.sqlite import immediate
 
 FILE = "ledger.sqlite"
 PENDING, SENT = "pending", "sent"
@@ -93,18 +93,8 @@ class Ledger:
         return MemoryUnavailable(f"the send ledger {self.path} cannot be used: {exc}; move it "
                                  "aside only if you know nothing is pending, then retry")
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        try:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self.db
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            self.db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            raise self._unavailable(exc) from exc
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return immediate(self.db, self._unavailable)
 
     def close(self) -> None:
         self.db.close()
