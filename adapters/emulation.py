@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -58,6 +59,7 @@ class Emulator:
     def __init__(self) -> None:
         self.requests: list[Request] = []
         self._queued: deque[_Queued] = deque()
+        self._stalls: list[tuple[float, Callable[[Request], bool] | None]] = []
         self._lock = threading.RLock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -79,6 +81,13 @@ class Emulator:
         with self._lock:
             for _ in range(times):
                 self._queued.append(_Queued(Reply(status, body, dict(headers or {})), match))
+
+    def stall_next(self, seconds: float, *,
+                   match: Callable[[Request], bool] | None = None) -> None:
+        """Answer the next matching request only after `seconds`, and still carry it out: a
+        platform that took a post but answered too late (to test timeouts)."""
+        with self._lock:
+            self._stalls.append((seconds, match))
 
     def writes(self) -> list[Request]:
         with self._lock:
@@ -140,16 +149,26 @@ class Emulator:
             queued = next((q for q in self._queued if q.match is None or q.match(request)), None)
             if queued is not None:
                 self._queued.remove(queued)
+        if queued is None:
+            with self._lock:
+                stall = next((s for s in self._stalls if s[1] is None or s[1](request)), None)
+                if stall is not None:
+                    self._stalls.remove(stall)
+            if stall is not None:
+                time.sleep(stall[0])
         try:
             reply = queued.reply if queued is not None else self.answer(request)
         except Exception as exc:  # noqa: BLE001 — a bug in an emulator is a 500, visibly
             reply = Reply(500, {"error": f"emulator: {type(exc).__name__}: {exc}"})
         payload = reply.body if isinstance(reply.body, bytes) else \
             json.dumps(reply.body).encode("utf-8")
-        handler.send_response(reply.status)
-        headers = {"Content-Type": "application/json", **reply.headers}
-        for key, value in headers.items():
-            handler.send_header(key, value)
-        handler.send_header("Content-Length", str(len(payload)))
-        handler.end_headers()
-        handler.wfile.write(payload)
+        try:
+            handler.send_response(reply.status)
+            headers = {"Content-Type": "application/json", **reply.headers}
+            for key, value in headers.items():
+                handler.send_header(key, value)
+            handler.send_header("Content-Length", str(len(payload)))
+            handler.end_headers()
+            handler.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):
+            handler.close_connection = True  # the client gave up waiting (a timeout test)

@@ -62,12 +62,6 @@ class _Post:
     replies_disabled: bool = False  # a threadgate on this (root) post shuts everyone out
 
 
-@dataclass
-class _Stall:
-    seconds: float
-    match: Callable[[Request], bool] | None
-
-
 def _error(status: int, name: str, message: str) -> Reply:
     return Reply(status, {"error": name, "message": message})
 
@@ -131,7 +125,7 @@ class BlueskyEmulator(Emulator):
             self._posts: dict[str, _Post] = {}  # by at:// URI (DID form), in creation order
             self._access: set[str] = set()
             self._refresh: set[str] = set()
-            self._stalls: list[_Stall] = []
+            self._stalls.clear()
             self.requests.clear()
             self._queued.clear()
             self.persona_did = self.add_user(self._persona_name)
@@ -221,12 +215,6 @@ class BlueskyEmulator(Emulator):
     def did_of(self, handle: str) -> str:
         return self._user(handle).did
 
-    def stall_next(self, seconds: float, *, match: Callable[[Request], bool] | None = None
-                   ) -> None:
-        """Answer the next matching request only after `seconds` (to test timeouts)."""
-        with self._lock:
-            self._stalls.append(_Stall(seconds, match))
-
     @staticmethod
     def method(nsid: str) -> Callable[[Request], bool]:
         """A `match` for fail_next/stall_next: requests to this XRPC method."""
@@ -242,7 +230,6 @@ class BlueskyEmulator(Emulator):
         return request.path.removeprefix("/xrpc/") in _WRITES
 
     def answer(self, request: Request) -> Reply:
-        self._maybe_stall(request)
         nsid = request.path.removeprefix("/xrpc/")
         handler = _HANDLERS.get(nsid)
         if handler is None or not request.path.startswith("/xrpc/"):
@@ -256,14 +243,6 @@ class BlueskyEmulator(Emulator):
                 return refused
         with self._lock:
             return run(self, request)
-
-    def _maybe_stall(self, request: Request) -> None:
-        with self._lock:
-            stall = next((s for s in self._stalls if s.match is None or s.match(request)), None)
-            if stall is not None:
-                self._stalls.remove(stall)
-        if stall is not None:
-            time.sleep(stall.seconds)
 
     def _check_auth(self, request: Request) -> Reply | None:
         header = request.headers.get("authorization", "")

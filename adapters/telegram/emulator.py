@@ -29,7 +29,6 @@ import re
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
@@ -125,7 +124,6 @@ class TelegramEmulator(Emulator):
         self._user_ids = itertools.count(700_000_001)
         self._group_ids = itertools.count(1_000_000_001)
         self._sent: list[dict[str, Any]] = []
-        self._stalls: deque[tuple[float, Callable[[Request], bool] | None]] = deque()
         self._arrived = threading.Condition(self._lock)
         self._stopping = False
 
@@ -212,11 +210,12 @@ class TelegramEmulator(Emulator):
         self.fail_next(status, error_body(status, description, retry_after), headers,
                        match=lambda r: self.method(r) == method.lower(), times=times)
 
-    def stall_next(self, seconds: float, *, method: str | None = None) -> None:
+    def stall_next(self, seconds: float, *, match: Callable[[Request], bool] | None = None,
+                   method: str | None = None) -> None:
         """Hold the next (matching) call this long before answering: a slow platform."""
-        match = (lambda r: self.method(r) == method.lower()) if method else None
-        with self._lock:
-            self._stalls.append((seconds, match))
+        if method is not None:
+            match = lambda r: self.method(r) == method.lower()  # noqa: E731
+        super().stall_next(seconds, match=match)
 
     def calls(self, method: str) -> list[dict[str, Any]]:
         """The parameters of every call of one method, in order (nested objects decoded)."""
@@ -302,7 +301,6 @@ class TelegramEmulator(Emulator):
             handler.rfile = connection  # the next request on this connection comes from here
 
     def answer(self, request: Request) -> Reply:
-        self._stall(request)
         match = _PATH.fullmatch(request.path)
         if match is None or request.method not in ("GET", "POST"):
             return Reply(404, error_body(404))
@@ -317,13 +315,6 @@ class TelegramEmulator(Emulator):
             return Reply(exc.status, error_body(exc.status, exc.description))
         return Reply(200, {"ok": True, "result": result})
 
-    def _stall(self, request: Request) -> None:
-        with self._lock:
-            stall = next((s for s in self._stalls if s[1] is None or s[1](request)), None)
-            if stall is not None:
-                self._stalls.remove(stall)
-        if stall is not None:
-            time.sleep(stall[0])
 
     # ---- Bot API methods ------------------------------------------------------------------------
 

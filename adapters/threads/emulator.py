@@ -131,7 +131,6 @@ class ThreadsEmulator(Emulator):
         self._posts: dict[str, _Post] = {}  # by media id
         self._by_code: dict[str, _Post] = {}
         self._containers: dict[str, _Container] = {}
-        self._stalls: list[tuple[float, Callable[[Request], bool] | None]] = []
         self._last_at = 0
         self._serial = 0
         self.persona = persona.lstrip("@").lower()
@@ -184,12 +183,6 @@ class ThreadsEmulator(Emulator):
     def persona_id(self) -> str:
         return self._me.id
 
-    def stall_next(self, seconds: float, *,
-                   match: Callable[[Request], bool] | None = None) -> None:
-        """Answer the next matching request only after `seconds` (to test timeouts)."""
-        with self._state:
-            self._stalls.append((seconds, match))
-
     def start(self) -> ThreadsEmulator:
         super().start()
         return self
@@ -203,7 +196,6 @@ class ThreadsEmulator(Emulator):
         return request.method == "POST"
 
     def answer(self, request: Request) -> Reply:
-        self._stall(request)
         try:
             params = dict(request.query)
             if request.method == "POST" and request.body:
@@ -402,13 +394,6 @@ class ThreadsEmulator(Emulator):
         if token != self.token:
             raise _Answer(401, "Invalid OAuth access token - Cannot parse access token", 190)
 
-    def _stall(self, request: Request) -> None:
-        with self._state:
-            stall = next((s for s in self._stalls if s[1] is None or s[1](request)), None)
-            if stall is not None:
-                self._stalls.remove(stall)
-        if stall is not None:
-            time.sleep(stall[0])
 
 
 def _fields(params: Mapping[str, str]) -> list[str]:

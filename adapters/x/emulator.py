@@ -17,10 +17,7 @@ checked (the adapter signs for api.twitter.com and its transport moves the reque
 from __future__ import annotations
 
 import re
-import time
 import unicodedata
-from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -139,7 +136,6 @@ class XEmulator(Emulator):
         self._users: dict[str, _User] = {}  # by lower-cased username
         self._posts: dict[str, _Post] = {}
         self._posted: list[str] = []  # ids the persona posted through the API, in order
-        self._stalls: deque[tuple[float, Callable[[Request], bool] | None]] = deque()
         self._next_user = 1_500_000_001
         self._next_post = 1_860_000_000_000_000_001
         self.persona_id = self.add_user(persona, display_name=persona.capitalize())
@@ -186,25 +182,12 @@ class XEmulator(Emulator):
                     "conversation_id": post.conversation_id})
             return out
 
-    def stall_next(self, seconds: float, *, match: Callable[[Request], bool] | None = None,
-                   ) -> None:
-        """Answer the next matching request only after `seconds` (it still takes effect):
-        a platform that accepted a post but answered too late."""
-        with self._lock:
-            self._stalls.append((seconds, match))
-
     # ---- the platform ---------------------------------------------------------------------
 
     def is_write(self, request: Request) -> bool:
         return request.method == "POST" and request.path.rstrip("/") == "/2/tweets"
 
     def answer(self, request: Request) -> Reply:
-        with self._lock:
-            stall = next((s for s in self._stalls if s[1] is None or s[1](request)), None)
-            if stall is not None:
-                self._stalls.remove(stall)
-        if stall is not None:
-            time.sleep(stall[0])
         auth = self._auth(request)
         if isinstance(auth, Reply):
             return auth

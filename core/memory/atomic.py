@@ -75,3 +75,20 @@ def locked(lock_path: Path) -> Iterator[None]:
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def append_line(path: Path, lock: Path, line: bytes) -> None:
+    """Append one line to a JSON-lines file under `lock`, fsynced. A torn last line (a crash
+    mid-write) is closed first, so it stays one bad line instead of swallowing this one."""
+    with locked(lock):
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            size = os.fstat(fd).st_size
+            payload = line
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                payload = b"\n" + payload
+            while payload:
+                payload = payload[os.write(fd, payload):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)

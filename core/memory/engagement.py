@@ -19,7 +19,6 @@ as torn and not consumed, so the next run reads it once it is whole. Unknown key
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
@@ -28,7 +27,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from tactful.core.errors import BadInput
-from tactful.core.memory.atomic import locked
+from tactful.core.memory.atomic import append_line
 from tactful.core.memory.clock import read_time
 from tactful.core.memory.handles import normalize_handle, normalize_id, normalize_platform
 from tactful.core.memory.home import Home, unwritable
@@ -285,18 +284,7 @@ def append(home: Home, event: Mapping[str, Any], tz: tzinfo) -> dict[str, Any]:
     path = home.engagement_log
     home.prepare_folder(home.root)
     try:
-        with locked(home.root / LOCK):
-            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                size = os.fstat(fd).st_size
-                payload = line.encode("utf-8")
-                if size and os.pread(fd, 1, size - 1) != b"\n":
-                    payload = b"\n" + payload  # close a torn line; it stays one bad line
-                while payload:
-                    payload = payload[os.write(fd, payload):]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+        append_line(path, home.root / LOCK, line.encode("utf-8"))
     except OSError as exc:
         raise unwritable(path, exc) from exc
     written: dict[str, Any] = json.loads(line)
