@@ -396,18 +396,13 @@ def _http_url(text: str) -> str:
 
 
 def _cron(text: str) -> str:
-    fields = text.split()
-    if len(fields) != 5:
-        raise Invalid("a cron schedule of five fields: minute hour day month weekday",
-                      'e.g. "30 22 * * *" for 22:30 every day')
-    from tactful.core.schedule.cron import Cron  # only when a schedule is written
+    from tactful.core.schedule.cron import validate  # only when a schedule is written
 
     try:
-        Cron(text, "UTC")
+        return validate(text)
     except ValueError as exc:
         raise Invalid("a valid cron schedule (minute hour day month weekday)",
                       f"{exc}; e.g. \"*/30 9-22 * * *\"") from None
-    return " ".join(fields)
 
 
 _NAME_EXPECTED = "a name of lower-case letters, digits, - and _"
