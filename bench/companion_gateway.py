@@ -68,7 +68,7 @@ async def run(emulator: TelegramEmulator, home: Path, responder: Responder, mess
 
     async def one(message: Incoming) -> None:
         started = time.perf_counter()
-        await gateway.turn(message.chat_id, message.text or "", message.message_id,
+        await gateway.turn(message.chat_id, [(message.message_id, message.text or "")],
                            mode="reply")
         latencies.append(time.perf_counter() - started)
 

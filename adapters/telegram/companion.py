@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import random
 import threading
 from collections.abc import Callable
@@ -39,6 +40,24 @@ from tactful.core.schedule.events import EventLog
 from .session import _LoopbackSession
 
 TRIES = 4  # sends of one message at most, on 429 and 5xx
+
+
+class _NoText(logging.Filter):
+    """aiogram logs a failed decode with the whole answer of getUpdates in it: message text.
+    Such records keep their level and logger, and lose everything after the error's name."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "Content:" in message or "content=" in message:
+            record.msg = message.split("Content:", 1)[0].split("content=", 1)[0].rstrip()
+            record.args = ()
+        record.exc_info = None  # a traceback may carry the same text
+        record.exc_text = None
+        return True
+
+
+for _name in ("aiogram", "aiogram.dispatcher", "aiogram.event"):
+    logging.getLogger(_name).addFilter(_NoText())
 MAX_RETRY_AFTER = 300.0  # seconds; longer than this is a day gone wrong: give up the message
 TICK = 15.0  # seconds between looks at held messages and check-ins
 
@@ -161,17 +180,31 @@ class Companion:
 
     async def _timers(self, stop: threading.Event) -> None:
         last_pass = self.clock()
+        passing: asyncio.Task[None] | None = None
         while not stop.is_set():
             await asyncio.sleep(self.tick)
-            try:
-                await self.gateway.release_pending()
-                await self.gateway.check_in()
-                if (self.clock() - last_pass).total_seconds() >= self.pass_every:
-                    last_pass = self.clock()
-                    await self.gateway.memory_pass()
-                    self.gateway.sweep()
-            except Exception as exc:  # noqa: BLE001 — a timer that fails tries again next tick
-                self.log.emit("companion.timer_failed", error=type(exc).__name__)
+            for step in (self.gateway.release_pending, self.gateway.check_in):
+                try:
+                    await step()
+                except Exception as exc:  # noqa: BLE001 — a step that fails tries next tick
+                    self.log.emit("companion.timer_failed", error=type(exc).__name__)
+            if (self.clock() - last_pass).total_seconds() >= self.pass_every and \
+                    (passing is None or passing.done()):
+                last_pass = self.clock()
+                # Its own task: a long pass must not hold back held answers and check-ins.
+                passing = asyncio.create_task(self._pass_and_sweep())
+        if passing is not None and not passing.done():
+            await asyncio.wait([passing], timeout=30)
+
+    async def _pass_and_sweep(self) -> None:
+        try:
+            await self.gateway.memory_pass()
+        except Exception as exc:  # noqa: BLE001
+            self.log.emit("companion.timer_failed", error=type(exc).__name__)
+        try:
+            self.gateway.sweep()  # whatever the pass did
+        except Exception as exc:  # noqa: BLE001
+            self.log.emit("companion.timer_failed", error=type(exc).__name__)
 
 
 async def serve(context: Any, host: Any, log: EventLog, stop: threading.Event) -> None:

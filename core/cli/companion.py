@@ -13,14 +13,16 @@ def stats(context: Context, args: argparse.Namespace) -> int:
 
     context.home.require_readable()
     root = context.home.root / "companion"
-    bots = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    # Only folders that hold a companion database: a stray folder is not a bot.
+    bots = sorted(p.name for p in root.iterdir()
+                  if (p / "companion.sqlite").is_file()) if root.is_dir() else []
     if not bots:
         print("companion: no bot has run in this home yet")
         return 0
     for bot in bots:
         store = CompanionStore(context.home.root, bot)
         try:
-            counts = store.stats()
+            counts = store.stats(context.now())
             summaries = store.summaries(args.summaries)
         finally:
             store.close()

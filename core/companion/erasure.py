@@ -33,9 +33,9 @@ EMPTY = "(nothing yet)"
 
 def forget(store: CompanionStore, home: Path, bot: str, chat_id: int) -> None:
     """Clear both notes, the history, the composed prompt and the held messages."""
-    session = Session(home, bot, chat_id)
-    session.reset()
-    session.clear_notes()
+    # The whole folder goes (notes are cleared too): a crashed write's temp file in it would
+    # otherwise keep their words.
+    Session(home, bot, chat_id).remove()
     store.clear_pending(chat_id)
 
 

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
@@ -34,7 +36,6 @@ from tactful.core.companion.prompting import Line, compose, persona_block
 from tactful.core.companion.session import Role, Session
 from tactful.core.companion.store import CompanionStore
 from tactful.core.config.values import CompanionConfig
-from tactful.core.errors import TactfulError
 from tactful.core.memory import check as checks
 from tactful.core.memory.clock import zone
 from tactful.core.memory.store import People
@@ -77,9 +78,7 @@ class Incoming:
 
 @dataclass
 class _Buffer:
-    texts: list[str] = field(default_factory=list)
-    last_message_id: int = 0
-    first_at: datetime | None = None
+    items: list[tuple[int | str, str]] = field(default_factory=list)  # (message id, text)
     timer: asyncio.Task[None] | None = None
 
 
@@ -90,6 +89,7 @@ class _ChatLock:
 
 
 Sleep = Callable[[float], Awaitable[None]]
+MAX_MESSAGE = 4096  # characters in one message; a platform's Channel may say less
 
 
 class Gateway:
@@ -106,11 +106,16 @@ class Gateway:
         self.sleep = sleep
         self.store = CompanionStore(home, bot)
         self.turns = asyncio.Semaphore(config.parallel_turns)
+        # Drafts run in threads of their own: a draft that outlives its turn (a responder
+        # ignoring its timeout) must not take the threads the next turns need.
+        self._drafts = ThreadPoolExecutor(max_workers=config.parallel_turns * 2,
+                                          thread_name_prefix="companion-draft")
         self._locks: dict[int, _ChatLock] = {}
         self._buffers: dict[int, _Buffer] = {}
         self._open_ledger: Ledger | None = None
 
     def close(self) -> None:
+        self._drafts.shutdown(wait=False, cancel_futures=True)
         self.store.close()
         if self._open_ledger is not None:
             self._open_ledger.close()
@@ -123,23 +128,30 @@ class Gateway:
         if message.text is None or not message.text.strip():
             return  # stickers, photos, empty: nothing to answer, nothing stored
         text = message.text.strip()
+        command = _command_of(text)
         if self._do_not_engage(message):
             self.log.emit("companion.ignored", reason="do-not-engage")
+            if command in ("delete", "forget"):
+                # Their data is still theirs to remove; nothing is said back.
+                async with self._chat(message.chat_id):
+                    self._erase(command, message.chat_id)
             return
+        if self._ledger().find_any([self._key(message.chat_id, message.message_id)]):
+            return  # redelivered after a restart: answered already, and counted already
         first_contact = self.store.user(message.chat_id) is None
         user = self.store.touch_user(message.chat_id, language_code=message.language_code,
-                                     at=message.at, tz_default=self.default_tz)
+                                     at=message.at, tz_default=self.default_tz,
+                                     handle=message.handle)
+        if user.blocked:
+            # Any message, /start (Telegram's "restart") included, means they unblocked us.
+            self.store.set_blocked(message.chat_id, False)
         if first_contact and text.startswith("/start "):
             # A personal invite link: only the count of arrivals is kept, never who.
             self.store.record_arrival(text.split(maxsplit=1)[1].strip()[:64])
-        if text.startswith("/"):
-            command = text[1:].split(maxsplit=1)[0].split("@", 1)[0].lower() if len(text) > 1 \
-                else ""
-            if command in COMMANDS:
+        if command in COMMANDS:
+            async with self._chat(message.chat_id):
                 await self._command(command, message, user.language_code)
-                return
-        if user.blocked:
-            self.store.set_blocked(message.chat_id, False)  # they wrote again: unblocked
+            return
         times = self.store.message_times(message.chat_id, message.at - timedelta(days=2))
         decision = limits.decide(times, message.at, self._tz(user.timezone),
                                  window_messages=self.config.window_messages,
@@ -150,18 +162,24 @@ class Gateway:
         if held:
             await self._hold(message, text, decision, user.language_code)
             return
-        await self._buffer(message, text)
+        self._buffer(message, text)
 
     def _tz(self, name: str | None) -> tzinfo:
         return zone(name or self.default_tz)
 
-    def _do_not_engage(self, message: Incoming) -> bool:
-        handles = [str(message.user_id)] + ([message.handle] if message.handle else [])
+    def _key(self, chat_id: int, message_id: int | str) -> str:
+        return send_key(PLATFORM, "dm", f"{self.bot}/{chat_id}/{message_id}", None, "")
+
+    def _flagged(self, handles: list[str]) -> bool:
         for handle in handles:
             verdict = checks.check(self.people, PLATFORM, handle)
-            if verdict.status != checks.KNOWN and verdict.status != checks.STRANGER:
+            if verdict.status not in (checks.KNOWN, checks.STRANGER):
                 return True  # do-not-engage, or memory that cannot be read: fail closed
         return False
+
+    def _do_not_engage(self, message: Incoming) -> bool:
+        return self._flagged([str(message.user_id)] + ([message.handle] if message.handle
+                                                       else []))
 
     async def _hold(self, message: Incoming, text: str, decision: limits.Allowed | limits.Held,
                     language: str | None) -> None:
@@ -174,11 +192,9 @@ class Gateway:
         if first:
             await self._say(message.chat_id, phrases.pick("hold", language, self.rng))
 
-    async def _buffer(self, message: Incoming, text: str) -> None:
+    def _buffer(self, message: Incoming, text: str) -> None:
         buffer = self._buffers.setdefault(message.chat_id, _Buffer())
-        buffer.texts.append(text)
-        buffer.last_message_id = message.message_id
-        buffer.first_at = buffer.first_at or message.at
+        buffer.items.append((message.message_id, text))
         if buffer.timer is not None:
             buffer.timer.cancel()
         buffer.timer = asyncio.create_task(self._after_pause(message.chat_id))
@@ -186,9 +202,9 @@ class Gateway:
     async def _after_pause(self, chat_id: int) -> None:
         await self.sleep(self.config.join_seconds)
         buffer = self._buffers.pop(chat_id, None)
-        if buffer is None or not buffer.texts:
+        if buffer is None or not buffer.items:
             return
-        await self.turn(chat_id, "\n".join(buffer.texts), buffer.last_message_id, mode="reply")
+        await self.turn(chat_id, buffer.items, mode="reply")
 
     async def drain(self) -> None:
         """Wait for every buffered message to be answered (tests; a clean stop)."""
@@ -203,32 +219,47 @@ class Gateway:
 
     # ---- one turn ---------------------------------------------------------------------------
 
-    async def turn(self, chat_id: int, text: str, message_id: int, *, mode: str) -> bool:
-        """Answer `text` once; True when a reply went out."""
-        # A lock per chat lives only while some turn of that chat runs or waits: idle chats
-        # cost no memory between turns.
+    @asynccontextmanager
+    async def _chat(self, chat_id: int) -> AsyncIterator[None]:
+        """The chat's mutex. It lives only while some turn or command of that chat runs or
+        waits: idle chats cost no memory between turns."""
         entry = self._locks.setdefault(chat_id, _ChatLock())
         entry.users += 1
         try:
-            async with entry.lock, self.turns:
-                return await self._turn(chat_id, text, message_id, mode)
+            async with entry.lock:
+                yield
         finally:
             entry.users -= 1
             if entry.users == 0:
                 self._locks.pop(chat_id, None)
 
-    async def _turn(self, chat_id: int, text: str, message_id: int, mode: str) -> bool:
+    async def turn(self, chat_id: int, items: list[tuple[int | str, str]], *,
+                   mode: str) -> bool:
+        """Answer these messages (id, text) once, together; True when a reply went out."""
+        async with self._chat(chat_id), self.turns:
+            return await self._turn(chat_id, items, mode)
+
+    def _may_write(self, chat_id: int, mode: str) -> bool:
+        """Read fresh, at the moment of writing: deleted, blocked, flagged (by id or by the
+        username they wrote with), or paused for a check-in means no."""
         user = self.store.user(chat_id)
-        if user is None or user.blocked:
+        if user is None or user.blocked or (mode == "checkin" and user.paused):
             return False
-        if chat_id > 0 and checks.check(self.people, PLATFORM, str(chat_id)).status not in (
-                checks.KNOWN, checks.STRANGER):
-            return False  # flagged since the message was held, or memory unreadable
-        key = [send_key(PLATFORM, "dm", f"{self.bot}/{chat_id}/{message_id}/{mode}", None, "")]
+        handles = ([str(chat_id)] if chat_id > 0 else []) + ([user.handle] if user.handle
+                                                             else [])
+        return not self._flagged(handles)
+
+    async def _turn(self, chat_id: int, items: list[tuple[int | str, str]], mode: str) -> bool:
+        if not self._may_write(chat_id, mode):
+            return False
         ledger = self._ledger()
-        if ledger.find_any(key) is not None:
+        items = [(m, t) for m, t in items if not ledger.find_any([self._key(chat_id, m)])]
+        if not items:
             self.log.emit("companion.skipped", chat=chat_id, reason="already answered")
             return False
+        text = "\n".join(t for _, t in items)
+        user = self.store.user(chat_id)
+        language = user.language_code if user else None
         session = Session(self.home, self.bot, chat_id)
         notes = session.notes()
         history = [Line(t.role, t.text) for t in session.recent(HISTORY_TURNS)]
@@ -237,34 +268,50 @@ class Gateway:
         session.write_prompt(prompt.system + "\n\n" + prompt.user)
         started = self.clock()
         reply = await self._draft(prompt)
+        if not self._may_write(chat_id, mode):
+            return False  # deleted, flagged or paused while the responder thought
         if reply is None:
-            await self._say(chat_id, phrases.pick("failed", user.language_code, self.rng))
-            if mode != "checkin":
-                session.append("user", text, started)
+            if mode == "checkin":
+                return False  # nobody asked: no apology for a check-in that did not happen
+            await self._say(chat_id, phrases.pick("failed", language, self.rng))
+            session.append("user", text, started)
             return False
-        ledger.claim(key, platform=PLATFORM, action="dm", reply_to=None,
-                     handle=str(chat_id), thread=None, mentions=[], text="",
-                     at=started, again=False)
+        keys = [self._key(chat_id, m) for m, _ in items]
+        claimed = ledger.claim(keys, platform=PLATFORM, action="dm", reply_to=None,
+                               handle=str(chat_id), thread=None, mentions=[], text="",
+                               at=started, again=False)
         thinking = (self.clock() - started).total_seconds()
-        parts = pacing.split(reply)
+        parts = _fit(pacing.split(reply), getattr(self.channel, "max_length", MAX_MESSAGE))
         delays = pacing.typing_delays(parts, thinking=thinking, rng=self.rng)
         said: list[tuple[Role, str, datetime]] = \
             [] if mode == "checkin" else [("user", text, started)]
+        sent = 0
         try:
             for part, delay in zip(parts, delays, strict=True):
                 await self.channel.typing(chat_id)
                 await self.sleep(delay)
                 await self.channel.send(chat_id, part)
+                sent += 1
                 said.append(("bot", part, self.clock()))
         except Blocked:
             self.store.set_blocked(chat_id, True)
             self.log.emit("companion.blocked", chat=chat_id)
+        except Exception as exc:  # noqa: BLE001 — the platform refused a part: say so once
+            self.log.emit("companion.send_failed", chat=chat_id, error=type(exc).__name__,
+                          sent=sent)
+            if sent == 0:
+                ledger.release(claimed)
+                if mode != "checkin":
+                    await self._say(chat_id, phrases.pick("failed", language, self.rng))
+                    session.append("user", text, started)
+                return False
         finally:
             # One write for the whole turn, whatever part of it went out.
-            session.extend(said)
-            if len(said) > (0 if mode == "checkin" else 1):
+            if sent or not said or said[0][0] == "user":
+                session.extend(said if sent else said[:1])
+            if sent:
                 self.store.record_bot_message(chat_id, self.clock())
-        ledger.mark_sent(key, post_id=str(message_id), url=None, at=self.clock())
+        ledger.mark_sent(claimed, post_id=str(items[-1][0]), url=None, at=self.clock())
         self.log.emit("companion.turn", chat=chat_id, mode=mode, parts=len(parts),
                       thinking_ms=int(thinking * 1000))
         return True
@@ -277,24 +324,40 @@ class Gateway:
         return self._open_ledger
 
     async def _draft(self, prompt: Prompt) -> str | None:
+        loop = asyncio.get_running_loop()
         try:
-            reply = await asyncio.wait_for(asyncio.to_thread(self.responder.draft, prompt),
-                                           timeout=self.config.turn_timeout)
-        except (TactfulError, TimeoutError) as exc:
-            self.log.emit("companion.draft_failed", error=type(exc).__name__)
-            return None
+            reply = await asyncio.wait_for(
+                loop.run_in_executor(self._drafts, self.responder.draft, prompt),
+                timeout=self.config.turn_timeout)
         except Exception as exc:  # noqa: BLE001 — a broken responder must not end the bot
             self.log.emit("companion.draft_failed", error=type(exc).__name__)
             return None
         reply = reply.strip()
         return reply or None
 
-    async def _say(self, chat_id: int, text: str) -> None:
+    async def _say(self, chat_id: int, text: str) -> bool:
         try:
             await self.channel.send(chat_id, text)
-            self.store.record_bot_message(chat_id, self.clock())
         except Blocked:
             self.store.set_blocked(chat_id, True)
+            return False
+        except Exception as exc:  # noqa: BLE001 — a line that cannot be said is logged, no more
+            self.log.emit("companion.send_failed", chat=chat_id, error=type(exc).__name__,
+                          sent=0)
+            return False
+        self.store.record_bot_message(chat_id, self.clock())
+        return True
+
+    def _erase(self, command: str, chat_id: int) -> None:
+        from tactful.core.companion import erasure
+
+        self._buffers.pop(chat_id, None)
+        if command == "forget":
+            erasure.forget(self.store, self.home, self.bot, chat_id)
+            return
+        erasure.delete(self.store, self.home, self.bot, chat_id)
+        # The ledger keeps hashed keys (so nothing is answered twice); the chat id goes.
+        self._ledger().forget(PLATFORM, str(chat_id))
 
     # ---- commands ---------------------------------------------------------------------------
 
@@ -313,16 +376,14 @@ class Gateway:
             else:
                 await self._say(chat, f"{notes.memory or '—'}\n\n{notes.style or '—'}")
         elif command == "forget":
-            erasure.forget(self.store, self.home, self.bot, chat)
-            self._buffers.pop(chat, None)
+            self._erase("forget", chat)
             await self._say(chat, phrases.pick("forgotten", language, self.rng))
         elif command == "export":
             await self.channel.send_file(chat, "tactful-notes.md",
                                          erasure.export(self.home, self.bot, chat))
         elif command == "delete":
-            self._buffers.pop(chat, None)
+            self._erase("delete", chat)  # first: a confirmation that fails must not keep it
             await self._say(chat, phrases.pick("deleted", language, self.rng))
-            erasure.delete(self.store, self.home, self.bot, chat)
         elif command == "invite":
             code = self.store.invite_code(chat)
             await self._say(chat, f"https://t.me/{self.bot}?start={code}")
@@ -362,16 +423,20 @@ class Gateway:
                                                   if isinstance(v, int)})
 
     async def release_pending(self) -> int:
-        """Answer held messages whose window opened, each chat once, joined."""
+        """Answer held messages whose window opened, each chat once, joined. The held rows go
+        only after the turn: a stop or crash meanwhile keeps them (and the ledger keeps a
+        second answer away)."""
         answered = 0
         now = self.clock()
         for chat_id in self.store.due_pending(now):
-            held = self.store.take_pending(chat_id)
+            held = self.store.pending(chat_id)
             if not held:
                 continue
-            text = "\n".join(p.text for p in held)
-            if await self.turn(chat_id, text, held[-1].message_id, mode="held"):
+            items: list[tuple[int | str, str]] = [(p.message_id, p.text) for p in held]
+            if await self.turn(chat_id, items, mode="held"):
                 answered += 1
+                self.store.count_message(chat_id, self.clock())  # the answer counts, once
+            self.store.drop_pending(chat_id, [p.message_id for p in held])
         return answered
 
     async def check_in(self) -> int:
@@ -395,9 +460,33 @@ class Gateway:
                                rng=self.rng)
             if due is None:
                 continue
-            stamp = int(now.timestamp())
-            if await self.turn(user.chat_id, "", stamp, mode="checkin"):
-                self.store.record_checkin(user.chat_id, now)
+            stamp = f"checkin-{int(now.timestamp())}"
+            went = await self.turn(user.chat_id, [(stamp, "")], mode="checkin")
+            # Recorded even when nothing went out (a draft that failed): the brakes then hold
+            # the next try back instead of trying again every tick.
+            self.store.record_checkin(user.chat_id, now)
+            if went:
                 self.log.emit("companion.checkin", chat=user.chat_id, kind=due.kind)
                 sent += 1
         return sent
+
+
+def _command_of(text: str) -> str | None:
+    """`/memory@my_bot extra` → "memory"; None when the text is not a command."""
+    if not text.startswith("/") or len(text) < 2:
+        return None
+    return text[1:].split(maxsplit=1)[0].split("@", 1)[0].lower()
+
+
+def _fit(parts: list[str], limit: int) -> list[str]:
+    """Parts no longer than the platform takes: a long one is cut at a space when it can be."""
+    out: list[str] = []
+    for part in parts:
+        while len(part) > limit:
+            cut = part.rfind(" ", 0, limit)
+            cut = cut if cut > limit // 2 else limit
+            out.append(part[:cut].rstrip())
+            part = part[cut:].lstrip()
+        if part:
+            out.append(part)
+    return out

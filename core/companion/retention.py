@@ -21,6 +21,7 @@ Choices where SPEC is silent:
 
 from __future__ import annotations
 
+from contextlib import suppress
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -40,8 +41,10 @@ def sweep(store: CompanionStore, home: Path, bot: str, now: datetime, *,
             if _has_session_files(session):
                 session.reset()
                 reset += 1
-        else:
-            session.drop_before(cutoff)
+        elif session.drop_before(cutoff):
+            # The composed prompt quotes the history it was made from: it goes with it.
+            with suppress(FileNotFoundError):
+                (session.folder / PROMPT).unlink()
     store.prune(now)
     return reset
 

@@ -73,6 +73,7 @@ class User:
     last_pass_at: datetime | None
     invite_code: str | None
     invited_count: int
+    handle: str | None = None  # the username, normalized, when they have one
 
 
 @dataclass(frozen=True)
@@ -128,11 +129,17 @@ def _v1(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX summaries_by_time ON summaries (at)")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1]
+def _v2(db: sqlite3.Connection) -> None:
+    # The user's username, normalized: a do-not-engage flag set by username must stop check-ins
+    # and held answers too, which know the chat only by its id.
+    db.execute("ALTER TABLE users ADD COLUMN handle TEXT")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2]
 
 _USER_COLUMNS = ("chat_id, language_code, timezone, started_at, last_user_at, last_bot_at, "
                  "paused, blocked, last_checkin_at, unanswered, last_pass_at, invite_code, "
-                 "invited_count")
+                 "invited_count, handle")
 
 
 def _time(text: str | None) -> datetime | None:
@@ -229,7 +236,7 @@ class CompanionStore:
                                       "ORDER BY chat_id")]
 
     def touch_user(self, chat_id: int, *, language_code: str | None, at: datetime,
-                   tz_default: str) -> User:
+                   tz_default: str, handle: str | None = None) -> User:
         """The user's row, made at first contact (`started_at` = `at`, time zone =
         `tz_default`); a later contact only refreshes the language the platform reports."""
         zone(tz_default)  # an unknown zone is refused before it is stored
@@ -240,6 +247,8 @@ class CompanionStore:
             if language_code:
                 db.execute("UPDATE users SET language_code = ? WHERE chat_id = ?",
                            (language_code, chat_id))
+            if handle:
+                db.execute("UPDATE users SET handle = ? WHERE chat_id = ?", (handle, chat_id))
         user = self.user(chat_id)
         if user is None:  # deleted by another process between the two statements
             raise MemoryUnavailable("the companion user row vanished while it was written; "
@@ -260,6 +269,18 @@ class CompanionStore:
                            (chat_id, stamp))
                 db.execute("DELETE FROM message_times WHERE chat_id = ? AND at < ?",
                            (chat_id, old))
+
+    def count_message(self, chat_id: int, at: datetime) -> None:
+        """Count one message toward the limits without it being a message of theirs (the
+        answer to held messages is a turn like any other)."""
+        self._write("INSERT INTO message_times (chat_id, at) SELECT ?, ? WHERE EXISTS "
+                    "(SELECT 1 FROM users WHERE chat_id = ?)", (chat_id, utc_text(at), chat_id))
+
+    def drop_pending(self, chat_id: int, message_ids: list[int]) -> None:
+        """Remove the held messages that were answered (newer ones stay held)."""
+        with self._transaction() as db:
+            db.executemany("DELETE FROM pending WHERE chat_id = ? AND message_id = ?",
+                           [(chat_id, m) for m in message_ids])
 
     def record_bot_message(self, chat_id: int, at: datetime) -> None:
         """The bot wrote. Only `last_bot_at` moves: the bot never extends retention."""
@@ -442,7 +463,7 @@ def _int(value: object) -> int:
 
 def _user(row: tuple[object, ...], checkins: tuple[datetime, ...]) -> User:
     (chat_id, language_code, timezone, started_at, last_user_at, last_bot_at, paused, blocked,
-     last_checkin_at, unanswered, last_pass_at, invite_code, invited_count) = row
+     last_checkin_at, unanswered, last_pass_at, invite_code, invited_count, handle) = row
     return User(
         chat_id=_int(chat_id),
         language_code=None if language_code is None else str(language_code),
@@ -458,6 +479,7 @@ def _user(row: tuple[object, ...], checkins: tuple[datetime, ...]) -> User:
         last_pass_at=_time(None if last_pass_at is None else str(last_pass_at)),
         invite_code=None if invite_code is None else str(invite_code),
         invited_count=_int(invited_count),
+        handle=None if handle is None else str(handle),
     )
 
 

@@ -229,15 +229,16 @@ async def test_a_restart_in_the_middle_of_a_turn_never_answers_twice(world: Worl
 
     channel.send = dying_send  # type: ignore[method-assign]
     with pytest.raises(Crash):
-        await world.gateway.turn(message.chat_id, "tell me two things", message.message_id,
+        await world.gateway.turn(message.chat_id, [(message.message_id, "tell me two things")],
                                  mode="reply")
     assert world.texts() == ["First part here."]
     channel.send = real_send  # type: ignore[method-assign]
     restarted = _gateway(world.emulator, world.home, world.responder, world.clock, [],
                          io.StringIO(), world.gateway.config)
     try:
-        assert not await restarted.turn(message.chat_id, "tell me two things",
-                                        message.message_id, mode="reply")
+        assert not await restarted.turn(message.chat_id,
+                                        [(message.message_id, "tell me two things")],
+                                        mode="reply")
     finally:
         await restarted.channel.bot.session.close()  # type: ignore[attr-defined]
         restarted.close()

@@ -14,7 +14,7 @@ import pytest
 
 from tactful.core.companion import session as session_module
 from tactful.core.companion.session import NOTE_LIMIT, Notes, Session, chat_ids_on_disk
-from tactful.core.companion.store import CompanionStore
+from tactful.core.companion.store import MIGRATIONS, CompanionStore
 from tactful.core.errors import BadInput, MemoryUnavailable
 
 T0 = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
@@ -40,7 +40,7 @@ def test_database_is_private_and_versioned(home: Path, store: CompanionStore) ->
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
 
 
