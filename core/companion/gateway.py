@@ -45,6 +45,7 @@ from tactful.core.send.ledger import Ledger, send_key
 
 PLATFORM = "telegram"
 COMMANDS = ("start", "help", "memory", "forget", "export", "delete", "invite", "pause", "resume")
+GROUP_COMMANDS = ("start", "help")  # with `groups: true`; the rest act on a person's data
 HISTORY_TURNS = 20  # lines of recent history in a turn's prompt
 
 
@@ -78,8 +79,7 @@ class Incoming:
 
 @dataclass
 class _Buffer:
-    items: list[tuple[int | str, str]] = field(default_factory=list)  # (message id, text)
-    timer: asyncio.Task[None] | None = None
+    timer: asyncio.Task[None] | None = None  # the join pause; the messages are in the store
 
 
 @dataclass
@@ -149,6 +149,8 @@ class Gateway:
             # A personal invite link: only the count of arrivals is kept, never who.
             self.store.record_arrival(text.split(maxsplit=1)[1].strip()[:64])
         if command in COMMANDS:
+            if not message.private and command not in GROUP_COMMANDS:
+                return  # in a group, one member must not read or erase what all share
             async with self._chat(message.chat_id):
                 await self._command(command, message, user.language_code)
             return
@@ -157,7 +159,8 @@ class Gateway:
                                  window_messages=self.config.window_messages,
                                  window_minutes=self.config.window_minutes,
                                  daily_cap=self.config.daily_cap)
-        held = isinstance(decision, limits.Held) or bool(self.store.pending(message.chat_id))
+        held = isinstance(decision, limits.Held) or \
+            bool(self.store.pending(message.chat_id, kind="held"))
         self.store.record_user_message(message.chat_id, message.at, counted=not held)
         if held:
             await self._hold(message, text, decision, user.language_code)
@@ -183,7 +186,7 @@ class Gateway:
 
     async def _hold(self, message: Incoming, text: str, decision: limits.Allowed | limits.Held,
                     language: str | None) -> None:
-        first = not self.store.pending(message.chat_id)
+        first = not self.store.pending(message.chat_id, kind="held")
         until = decision.until if isinstance(decision, limits.Held) else self.clock()
         release = limits.release_at(until, self.rng)
         self.store.hold(message.chat_id, message.message_id, text, message.at, release)
@@ -193,18 +196,36 @@ class Gateway:
             await self._say(message.chat_id, phrases.pick("hold", language, self.rng))
 
     def _buffer(self, message: Incoming, text: str) -> None:
+        # Kept in the store too: the platform counts the message as delivered, so a restart in
+        # the pause (or while the responder thinks) must find it there; `release_pending`
+        # answers it then, once.
+        self.store.hold(message.chat_id, message.message_id, text, message.at,
+                        message.at + timedelta(seconds=self.config.join_seconds),
+                        kind="queued")
         buffer = self._buffers.setdefault(message.chat_id, _Buffer())
-        buffer.items.append((message.message_id, text))
         if buffer.timer is not None:
             buffer.timer.cancel()
         buffer.timer = asyncio.create_task(self._after_pause(message.chat_id))
 
     async def _after_pause(self, chat_id: int) -> None:
         await self.sleep(self.config.join_seconds)
-        buffer = self._buffers.pop(chat_id, None)
-        if buffer is None or not buffer.items:
-            return
-        await self.turn(chat_id, buffer.items, mode="reply")
+        self._buffers.pop(chat_id, None)
+        await self._answer_waiting(chat_id, kind="queued")
+
+    async def _answer_waiting(self, chat_id: int, *, kind: str | None) -> bool:
+        """Answer the chat's waiting messages (of one kind, or all) in one turn; their rows go
+        only after the turn, so a stop or crash meanwhile keeps them (and the ledger keeps a
+        second answer away)."""
+        waiting = self.store.pending(chat_id, kind=kind)
+        if not waiting:
+            return False
+        items: list[tuple[int | str, str]] = [(p.message_id, p.text) for p in waiting]
+        mode = "held" if any(p.kind == "held" for p in waiting) else "reply"
+        answered = await self.turn(chat_id, items, mode=mode)
+        if answered and mode == "held":
+            self.store.count_message(chat_id, self.clock())  # the answer counts, once
+        self.store.drop_pending(chat_id, [p.message_id for p in waiting])
+        return answered
 
     async def drain(self) -> None:
         """Wait for every buffered message to be answered (tests; a clean stop)."""
@@ -423,20 +444,14 @@ class Gateway:
                                                   if isinstance(v, int)})
 
     async def release_pending(self) -> int:
-        """Answer held messages whose window opened, each chat once, joined. The held rows go
-        only after the turn: a stop or crash meanwhile keeps them (and the ledger keeps a
-        second answer away)."""
+        """Answer waiting messages whose time came: held ones when the window opened, and
+        queued ones a restart left behind. Each chat once, joined."""
         answered = 0
-        now = self.clock()
-        for chat_id in self.store.due_pending(now):
-            held = self.store.pending(chat_id)
-            if not held:
-                continue
-            items: list[tuple[int | str, str]] = [(p.message_id, p.text) for p in held]
-            if await self.turn(chat_id, items, mode="held"):
+        for chat_id in self.store.due_pending(self.clock()):
+            if chat_id in self._buffers:
+                continue  # its join pause is running: that answers it
+            if await self._answer_waiting(chat_id, kind=None):
                 answered += 1
-                self.store.count_message(chat_id, self.clock())  # the answer counts, once
-            self.store.drop_pending(chat_id, [p.message_id for p in held])
         return answered
 
     async def check_in(self) -> int:

@@ -83,6 +83,7 @@ class Pending:
     text: str
     at: datetime
     release_at: datetime
+    kind: str = "held"  # "held" over a limit, or "queued" in the join pause
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,14 @@ def _v2(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE users ADD COLUMN handle TEXT")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2]
+def _v3(db: sqlite3.Connection) -> None:
+    # A message waiting out the join pause is kept here too ("queued"), so a restart in that
+    # pause (or while the responder thinks) loses nothing: the platform has already taken the
+    # message as delivered. "held" is a message over a limit.
+    db.execute("ALTER TABLE pending ADD COLUMN kind TEXT NOT NULL DEFAULT 'held'")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
 
 _USER_COLUMNS = ("chat_id, language_code, timezone, started_at, last_user_at, last_bot_at, "
                  "paused, blocked, last_checkin_at, unanswered, last_pass_at, invite_code, "
@@ -348,25 +356,28 @@ class CompanionStore:
     # ---- held messages ----------------------------------------------------------------------
 
     def hold(self, chat_id: int, message_id: int, text: str, at: datetime,
-             release_at: datetime) -> None:
-        """Keep a message over a limit until `release_at`. The same message twice (a platform
-        redelivering after a restart) is kept once."""
-        self._write("INSERT OR IGNORE INTO pending (chat_id, message_id, text, at, release_at) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (chat_id, message_id, text, utc_text(at), utc_text(release_at)))
+             release_at: datetime, *, kind: str = "held") -> None:
+        """Keep a message until `release_at`: over a limit ("held"), or in the join pause
+        ("queued"). The same message twice (a platform redelivering after a restart) is kept
+        once."""
+        self._write("INSERT OR IGNORE INTO pending (chat_id, message_id, text, at, release_at, "
+                    "kind) VALUES (?, ?, ?, ?, ?, ?)",
+                    (chat_id, message_id, text, utc_text(at), utc_text(release_at), kind))
 
-    def pending(self, chat_id: int) -> list[Pending]:
-        """The chat's held messages, oldest first, left in place."""
-        rows = self._read("SELECT chat_id, message_id, text, at, release_at FROM pending "
-                          "WHERE chat_id = ? ORDER BY at, message_id", (chat_id,))
+    def pending(self, chat_id: int, kind: str | None = None) -> list[Pending]:
+        """The chat's waiting messages (of one kind, or all), oldest first, left in place."""
+        rows = self._read("SELECT chat_id, message_id, text, at, release_at, kind FROM pending "
+                          "WHERE chat_id = ? AND (? IS NULL OR kind = ?) ORDER BY at, message_id",
+                          (chat_id, kind, kind))
         return [_pending(row) for row in rows]
 
     def take_pending(self, chat_id: int) -> list[Pending]:
         """Remove and return the chat's held messages, oldest first, in one transaction: two
         callers never both get the same message."""
         with self._transaction() as db:
-            rows = db.execute("SELECT chat_id, message_id, text, at, release_at FROM pending "
-                              "WHERE chat_id = ? ORDER BY at, message_id", (chat_id,)).fetchall()
+            rows = db.execute("SELECT chat_id, message_id, text, at, release_at, kind "
+                              "FROM pending WHERE chat_id = ? ORDER BY at, message_id",
+                              (chat_id,)).fetchall()
             db.execute("DELETE FROM pending WHERE chat_id = ?", (chat_id,))
         return [_pending(row) for row in rows]
 
@@ -484,6 +495,7 @@ def _user(row: tuple[object, ...], checkins: tuple[datetime, ...]) -> User:
 
 
 def _pending(row: tuple[object, ...]) -> Pending:
-    chat_id, message_id, text, at, release_at = row
+    chat_id, message_id, text, at, release_at, kind = row
     return Pending(chat_id=_int(chat_id), message_id=_int(message_id), text=str(text),
-                   at=_required_time(str(at)), release_at=_required_time(str(release_at)))
+                   at=_required_time(str(at)), release_at=_required_time(str(release_at)),
+                   kind=str(kind))

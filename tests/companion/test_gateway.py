@@ -401,3 +401,50 @@ def test_tactful_run_starts_the_companion_and_stops_on_sigterm(tmp_path: Path, h
         assert len(emulator.sent()) >= 1
         assert "companion.start" in err and "companion.stop" in err
         assert "hi there" not in err
+
+
+async def test_in_a_group_no_member_can_read_or_erase_what_all_share(home: Path) -> None:
+    (home / "people").mkdir(parents=True)
+    with TelegramEmulator() as emulator:
+        clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
+        responder = Scripted(["Hello group!"])
+        gateway = _gateway(emulator, home, responder, clock, [], io.StringIO(),
+                           CompanionConfig(groups=True))
+        try:
+            group = int(emulator.add_group("book club"))
+            ref = emulator.add_post("quinn_q", f"the word is {UNIQUE}", chat=str(group))
+            user = int(emulator.add_user("quinn_q"))
+            await gateway.on_message(Incoming(group, user, int(ref.split("/")[1]), clock(),
+                                              f"the word is {UNIQUE}", private=False))
+            await gateway.drain()
+            for command in ("/memory", "/delete", "/forget", "/export"):
+                ref = emulator.add_post("quinn_q", command, chat=str(group))
+                await gateway.on_message(Incoming(group, user, int(ref.split("/")[1]),
+                                                  clock(), command, private=False))
+            await gateway.drain()
+            assert [m["text"] for m in emulator.sent()] == ["Hello group!"]
+            assert Session(home, "persona", group).recent(5)  # nothing erased by a member
+        finally:
+            await gateway.channel.bot.session.close()  # type: ignore[attr-defined]
+            gateway.close()
+
+
+async def test_a_restart_in_the_join_pause_loses_nothing(world: World) -> None:
+    message = world.incoming("rita_r", "are you there?")
+    await world.gateway.on_message(message)
+    for buffer in world.gateway._buffers.values():  # the process dies in the pause
+        assert buffer.timer is not None
+        buffer.timer.cancel()
+    world.gateway._buffers.clear()
+    assert world.texts() == []
+    restarted = _gateway(world.emulator, world.home, world.responder, world.clock, [],
+                         io.StringIO(), world.gateway.config)
+    try:
+        world.clock.advance(seconds=10)
+        assert await restarted.release_pending() == 1
+        assert await restarted.release_pending() == 0
+    finally:
+        await restarted.channel.bot.session.close()  # type: ignore[attr-defined]
+        restarted.close()
+    assert world.texts() == ["Good luck tomorrow! Tell me how it goes."]
+    assert "are you there?" in world.responder.prompts[-1].user
