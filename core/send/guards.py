@@ -48,7 +48,7 @@ def nobody_do_not_engage(attempt: Attempt) -> None:
         raise MemoryUnavailable(f"refused: memory unavailable for {unreadable[0]}")
 
 
-def _is_bot(attempt: Attempt, handle: str) -> bool:
+def is_bot(attempt: Attempt, handle: str) -> bool:
     verdict = attempt.verdicts.get(handle)
     if verdict is not None and verdict.person is not None and verdict.person.kind == "bot":
         return True
@@ -58,7 +58,7 @@ def _is_bot(attempt: Attempt, handle: str) -> bool:
 def bot_thread_once(attempt: Attempt, ledger: Ledger) -> None:
     """Step 3: a bot gets one reply per thread, at most (two bots would never stop)."""
     handle = attempt.recipient
-    if attempt.post is None or handle is None or not _is_bot(attempt, handle):
+    if attempt.post is None or handle is None or not is_bot(attempt, handle):
         return
     thread = attempt.thread or attempt.post.id
     verdict = attempt.verdicts.get(handle)

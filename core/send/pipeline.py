@@ -122,7 +122,7 @@ class Pipeline:
         # 1. memory
         guards.memory_loads(attempt)
         # 2–3. the people this post touches
-        attempt.mentions = [m for m in attempt.adapter.mentions(attempt.text)]
+        attempt.mentions = attempt.adapter.mentions(attempt.text)
         guards.nobody_do_not_engage(attempt)
         ledger = Ledger(self.home.root)
         try:
@@ -165,7 +165,7 @@ class Pipeline:
             mention_ids = {m: _known_id(attempt, m) for m in attempt.mentions}
             thread = attempt.thread or (attempt.post.id if attempt.post else None)
             bot = attempt.recipient if attempt.recipient is not None and \
-                guards._is_bot(attempt, attempt.recipient) else None
+                guards.is_bot(attempt, attempt.recipient) else None
             claimed = ledger.claim(
                 attempt.keys, platform=attempt.platform, action=attempt.action,
                 reply_to=attempt.post.id if attempt.post else None, handle=attempt.recipient,
