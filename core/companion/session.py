@@ -113,9 +113,9 @@ class Session:
         with locked(self._lock_path):
             yield
 
-    def _write(self, name: str, data: str) -> None:
+    def _write(self, name: str, data: str, *, durable: bool = True) -> None:
         make_private_dirs(self.folder)
-        write_atomic(self.folder / name, data)
+        write_atomic(self.folder / name, data, durable=durable)
 
     def _read(self, name: str) -> str:
         try:
@@ -178,8 +178,9 @@ class Session:
     # ---- the prompt and the notes -----------------------------------------------------------
 
     def write_prompt(self, text: str) -> None:
+        # Derived from the notes and history, rewritten every turn: not worth an fsync.
         with self._locked():
-            self._write(PROMPT, text)
+            self._write(PROMPT, text, durable=False)
 
     def prompt(self) -> str:
         return self._read(PROMPT)

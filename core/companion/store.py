@@ -248,6 +248,10 @@ class CompanionStore:
         """The user's row, made at first contact (`started_at` = `at`, time zone =
         `tz_default`); a later contact only refreshes the language the platform reports."""
         zone(tz_default)  # an unknown zone is refused before it is stored
+        known = self.user(chat_id)
+        if known is not None and (not language_code or known.language_code == language_code) \
+                and (not handle or known.handle == handle):
+            return known  # nothing new: no write (this runs for every message)
         with self._transaction() as db:
             db.execute("INSERT OR IGNORE INTO users (chat_id, language_code, timezone, "
                        "started_at) VALUES (?, ?, ?, ?)",

@@ -24,11 +24,13 @@ def temp_prefix(name: str) -> str:
     return f"{TEMP_PREFIX}{hashlib.sha256(name.encode()).hexdigest()[:16]}."
 
 
-def write_atomic(path: Path, data: str | bytes) -> os.stat_result:
+def write_atomic(path: Path, data: str | bytes, *, durable: bool = True) -> os.stat_result:
     """Replace `path` with `data` atomically; returns the stat of exactly what was written.
 
     The stat is taken before the rename (which keeps inode, size and mtime), so a caller can
     tell later whether the file on disk is still this version or another writer's.
+    `durable=False` skips the fsyncs: still all-or-nothing for readers, for files that are
+    derived and cheap to lose in a power cut (a composed prompt).
     """
     import tempfile  # here, not above: readers (check, card) never pay for it
 
@@ -39,14 +41,16 @@ def write_atomic(path: Path, data: str | bytes) -> os.stat_result:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
             written = os.fstat(handle.fileno())
         os.replace(temp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-    _fsync_folder(folder)
+    if durable:
+        _fsync_folder(folder)
     return written
 
 
