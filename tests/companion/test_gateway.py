@@ -8,105 +8,21 @@ import io
 import random
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tactful.adapters.telegram.companion import Companion, TelegramChannel, make_bot
+from tactful.adapters.telegram.companion import Companion
 from tactful.adapters.telegram.emulator import TelegramEmulator
 from tactful.core.companion import pacing, phrases
-from tactful.core.companion.gateway import Gateway, Incoming
+from tactful.core.companion.gateway import Incoming
 from tactful.core.companion.session import Session
 from tactful.core.config.values import CompanionConfig
-from tactful.core.memory.home import Home
-from tactful.core.memory.settings import MemorySettings
-from tactful.core.memory.store import People
-from tactful.core.responders.base import DraftFailed, Prompt
-from tactful.core.schedule.events import EventLog
+from tactful.core.responders.base import DraftFailed
 
-UNIQUE = "zxqvplonkerwug"  # a word only the user ever says
-
-
-class Clock:
-    def __init__(self, start: datetime) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
-
-
-@dataclass
-class Scripted:
-    """A responder for tests: answers from a list (or raises), and keeps every prompt."""
-
-    replies: list[str | BaseException | Callable[[], str]]
-    prompts: list[Prompt] = field(default_factory=list)
-
-    def draft(self, prompt: Prompt) -> str:
-        self.prompts.append(prompt)
-        reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-        if isinstance(reply, BaseException):
-            raise reply
-        return reply() if callable(reply) else reply
-
-
-@dataclass
-class World:
-    emulator: TelegramEmulator
-    gateway: Gateway
-    responder: Scripted
-    clock: Clock
-    sleeps: list[float]
-    log: io.StringIO
-    home: Path
-
-    def incoming(self, handle: str, text: str | None, **extra: Any) -> Incoming:
-        """`handle` writes to the bot (in the emulator too, so the bot may answer)."""
-        ref = self.emulator.add_post(handle, text or "(sticker)")
-        chat, message = (int(x) for x in ref.split("/"))
-        return Incoming(chat_id=chat, user_id=chat, message_id=message, at=self.clock(),
-                        text=text, language_code=extra.pop("language_code", "en"), **extra)
-
-    def texts(self) -> list[str]:
-        return [m["text"] for m in self.emulator.sent()]
-
-
-def _gateway(emulator: TelegramEmulator, home: Path, responder: Scripted, clock: Clock,
-             sleeps: list[float], log: io.StringIO, config: CompanionConfig) -> Gateway:
-    async def sleep(seconds: float) -> None:
-        sleeps.append(seconds)
-        await asyncio.sleep(0)
-
-    bot = make_bot(emulator.token, emulator.base_url)
-    events = EventLog(stream=log, clock=clock)
-    return Gateway(home=home, bot="persona", config=config, persona_name="galatea",
-                   default_tz="Europe/Amsterdam", responder=responder,
-                   channel=TelegramChannel(bot, events, sleep=sleep),
-                   people=People(Home(home), MemorySettings()), log=events, clock=clock,
-                   rng=random.Random(7), sleep=sleep)
-
-
-@pytest.fixture
-async def world(home: Path) -> AsyncIterator[World]:
-    (home / "people").mkdir(parents=True)
-    with TelegramEmulator() as emulator:
-        clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
-        responder = Scripted(["Good luck tomorrow! Tell me how it goes."])
-        sleeps: list[float] = []
-        log = io.StringIO()
-        config = CompanionConfig(window_messages=3, window_minutes=10, daily_cap=50)
-        gateway = _gateway(emulator, home, responder, clock, sleeps, log, config)
-        yield World(emulator, gateway, responder, clock, sleeps, log, home)
-        await gateway.drain()
-        await gateway.channel.bot.session.close()  # type: ignore[attr-defined]
-        gateway.close()
+from .conftest import UNIQUE, Clock, Scripted, World, found, make_gateway
 
 
 async def test_a_turn_answers_paces_and_remembers_the_talk(world: World) -> None:
@@ -194,7 +110,7 @@ async def test_a_responder_that_hangs_is_given_up_at_the_turn_timeout(home: Path
         clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
         responder = Scripted([lambda: (time.sleep(3), "too late")[1]])
         config = CompanionConfig(turn_timeout=1)
-        gateway = _gateway(emulator, home, responder, clock, [], io.StringIO(), config)
+        gateway = make_gateway(emulator, home, responder, clock, [], io.StringIO(), config)
         try:
             ref = emulator.add_post("frank_f", "hello?")
             chat, message = (int(x) for x in ref.split("/"))
@@ -233,7 +149,7 @@ async def test_a_restart_in_the_middle_of_a_turn_never_answers_twice(world: Worl
                                  mode="reply")
     assert world.texts() == ["First part here."]
     channel.send = real_send  # type: ignore[method-assign]
-    restarted = _gateway(world.emulator, world.home, world.responder, world.clock, [],
+    restarted = make_gateway(world.emulator, world.home, world.responder, world.clock, [],
                          io.StringIO(), world.gateway.config)
     try:
         assert not await restarted.turn(message.chat_id,
@@ -251,7 +167,7 @@ async def test_forget_and_delete_leave_no_trace(world: World) -> None:
     chat = int(world.emulator.add_user("hank_h"))
     Session(world.home, "persona", chat).write_notes(f"Has a dog called {UNIQUE}.", "short")
     await world.gateway.on_message(world.incoming("hank_h", "/forget"))
-    assert _found(world.home, UNIQUE) == []
+    assert found(world.home, UNIQUE) == []
     world.responder.replies = ["Hi again!"]
     world.clock.advance(minutes=1)
     await world.gateway.on_message(world.incoming("hank_h", "hello"))
@@ -260,12 +176,10 @@ async def test_forget_and_delete_leave_no_trace(world: World) -> None:
     await world.gateway.on_message(world.incoming("hank_h", f"one more {UNIQUE}"))
     await world.gateway.on_message(world.incoming("hank_h", "/delete"))
     await world.gateway.drain()
-    assert _found(world.home, UNIQUE) == []
+    assert found(world.home, UNIQUE) == []
     assert world.gateway.store.user(chat) is None
 
 
-def _found(root: Path, word: str) -> list[str]:
-    return [str(p) for p in root.rglob("*") if p.is_file() and word.encode() in p.read_bytes()]
 
 
 async def test_check_ins_keep_every_brake(world: World) -> None:
@@ -344,7 +258,7 @@ async def test_the_companion_polls_the_emulator_end_to_end(home: Path) -> None:
         clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
         responder = Scripted(["Hello there! How was your day?"])
         log = io.StringIO()
-        gateway = _gateway(emulator, home, responder, clock, [], log,
+        gateway = make_gateway(emulator, home, responder, clock, [], log,
                            CompanionConfig(join_seconds=0))
         bot = gateway.channel.bot  # type: ignore[attr-defined]
         companion = Companion(gateway, bot, gateway.log, clock, pass_every=3600, tick=0.1)
@@ -408,7 +322,7 @@ async def test_in_a_group_no_member_can_read_or_erase_what_all_share(home: Path)
     with TelegramEmulator() as emulator:
         clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
         responder = Scripted(["Hello group!"])
-        gateway = _gateway(emulator, home, responder, clock, [], io.StringIO(),
+        gateway = make_gateway(emulator, home, responder, clock, [], io.StringIO(),
                            CompanionConfig(groups=True))
         try:
             group = int(emulator.add_group("book club"))
@@ -437,7 +351,7 @@ async def test_a_restart_in_the_join_pause_loses_nothing(world: World) -> None:
         buffer.timer.cancel()
     world.gateway._buffers.clear()
     assert world.texts() == []
-    restarted = _gateway(world.emulator, world.home, world.responder, world.clock, [],
+    restarted = make_gateway(world.emulator, world.home, world.responder, world.clock, [],
                          io.StringIO(), world.gateway.config)
     try:
         world.clock.advance(seconds=10)

@@ -6,61 +6,32 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-import random
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tactful.adapters.telegram.companion import Companion, TelegramChannel, make_bot
+from tactful.adapters.telegram.companion import Companion
 from tactful.adapters.telegram.emulator import TelegramEmulator
 from tactful.core.companion import phrases
-from tactful.core.companion.gateway import Gateway, Incoming
+from tactful.core.companion.gateway import Incoming
 from tactful.core.companion.session import Session
 from tactful.core.config.values import CompanionConfig
 from tactful.core.memory.atomic import temp_prefix
-from tactful.core.memory.home import Home
-from tactful.core.memory.settings import MemorySettings
-from tactful.core.memory.store import People
 from tactful.core.responders.base import DraftFailed, Prompt
-from tactful.core.schedule.events import EventLog
 
-UNIQUE = "zxqvplonkerwug"  # a word only the user ever says
+from .conftest import UNIQUE, Clock, Scripted, World, found, make_gateway
+
 TEXT_LIMIT = 4096  # Telegram's limit for one message's text
 NOTES_REPLY = "=== MEMORY ===\nLikes tea.\n=== STYLE ===\nShort.\n=== END ==="
 
 
-# ---- the world (copied from test_gateway.py) --------------------------------------------------
-
-class Clock:
-    def __init__(self, start: datetime) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
 
 
-@dataclass
-class Scripted:
-    """A responder for tests: answers from a list (or raises), and keeps every prompt."""
 
-    replies: list[str | BaseException | Callable[[], str]]
-    prompts: list[Prompt] = field(default_factory=list)
-
-    def draft(self, prompt: Prompt) -> str:
-        self.prompts.append(prompt)
-        reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-        if isinstance(reply, BaseException):
-            raise reply
-        return reply() if callable(reply) else reply
 
 
 class Gated:
@@ -92,67 +63,12 @@ async def wait_for_event(event: threading.Event, seconds: float = 5.0) -> None:
         await asyncio.sleep(0.01)
 
 
-@dataclass
-class World:
-    emulator: TelegramEmulator
-    gateway: Gateway
-    responder: Scripted
-    clock: Clock
-    sleeps: list[float]
-    log: io.StringIO
-    home: Path
-
-    def incoming(self, who: str, text: str | None, **extra: Any) -> Incoming:
-        """`who` writes to the bot (in the emulator too, so the bot may answer)."""
-        ref = self.emulator.add_post(who, text or "(sticker)")
-        chat, message = (int(x) for x in ref.split("/"))
-        return Incoming(chat_id=chat, user_id=chat, message_id=message, at=self.clock(),
-                        text=text, language_code=extra.pop("language_code", "en"), **extra)
-
-    def texts(self) -> list[str]:
-        return [m["text"] for m in self.emulator.sent()]
-
-    async def say(self, who: str, text: str, **extra: Any) -> Incoming:
-        message = self.incoming(who, text, **extra)
-        await self.gateway.on_message(message)
-        await asyncio.wait_for(self.gateway.drain(), timeout=20)
-        return message
 
 
-def _gateway(emulator: TelegramEmulator, home: Path, responder: Any, clock: Clock,
-             sleeps: list[float], log: io.StringIO, config: CompanionConfig) -> Gateway:
-    async def sleep(seconds: float) -> None:
-        sleeps.append(seconds)
-        await asyncio.sleep(0)
-
-    bot = make_bot(emulator.token, emulator.base_url)
-    events = EventLog(stream=log, clock=clock)
-    return Gateway(home=home, bot="persona", config=config, persona_name="galatea",
-                   default_tz="Europe/Amsterdam", responder=responder,
-                   channel=TelegramChannel(bot, events, sleep=sleep),
-                   people=People(Home(home), MemorySettings()), log=events, clock=clock,
-                   rng=random.Random(7), sleep=sleep)
 
 
-@pytest.fixture
-async def world(home: Path) -> AsyncIterator[World]:
-    (home / "people").mkdir(parents=True)
-    with TelegramEmulator() as emulator:
-        clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
-        responder = Scripted(["Good luck tomorrow! Tell me how it goes."])
-        sleeps: list[float] = []
-        log = io.StringIO()
-        config = CompanionConfig(window_messages=3, window_minutes=10, daily_cap=50)
-        gateway = _gateway(emulator, home, responder, clock, sleeps, log, config)
-        yield World(emulator, gateway, responder, clock, sleeps, log, home)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(gateway.drain(), timeout=20)
-        await gateway.channel.bot.session.close()  # type: ignore[attr-defined]
-        gateway.close()
 
 
-def _found(root: Path, word: str) -> list[str]:
-    return [str(p) for p in root.rglob("*") if p.is_file() and word.encode() in p.read_bytes()]
 
 
 def _chat(world: World, handle: str) -> int:
@@ -184,7 +100,7 @@ async def test_delete_during_a_turn_leaves_no_words_and_sends_nothing_after(
     await asyncio.wait_for(world.gateway.drain(), timeout=20)
     await asyncio.wait_for(command, timeout=20)
     assert world.gateway.store.user(message.chat_id) is None
-    assert _found(world.home, UNIQUE) == []
+    assert found(world.home, UNIQUE) == []
     assert world.texts()[-1] in phrases.variants("deleted", "en")  # nothing after the goodbye
 
 
@@ -209,7 +125,7 @@ async def test_forget_during_a_turn_is_not_undone_by_the_turn(world: World) -> N
         gate.opened.set()
     await asyncio.wait_for(world.gateway.drain(), timeout=20)
     await asyncio.wait_for(command, timeout=20)
-    assert _found(world.home, UNIQUE) == []
+    assert found(world.home, UNIQUE) == []
 
 
 # ---- 2. a check-in whose draft fails writes "sorry, something went wrong" to the user -------
@@ -282,7 +198,7 @@ async def test_delete_erases_even_when_the_confirmation_fails(world: World) -> N
         await asyncio.wait_for(world.gateway.on_message(world.incoming("gone_a", "/delete")),
                                timeout=20)
     assert world.gateway.store.user(message.chat_id) is None
-    assert _found(world.home, UNIQUE) == []
+    assert found(world.home, UNIQUE) == []
 
 
 # ---- 5. a long reply is refused by Telegram and the user gets nothing -----------------------
@@ -423,7 +339,7 @@ async def test_retention_drops_old_lines_from_the_composed_prompt_too(world: Wor
     world.gateway.sweep()
     session = Session(world.home, "persona", _chat(world, "ret_a"))
     assert all(UNIQUE not in turn.text for turn in session.history())  # history: gone
-    assert _found(world.home, UNIQUE) == []  # ... and everywhere else
+    assert found(world.home, UNIQUE) == []  # ... and everywhere else
 
 
 # ---- 9. /delete leaves the user's chat id and turn times in the send ledger ----------------
@@ -483,7 +399,7 @@ async def test_forget_removes_a_leftover_temp_file_of_the_history(world: World) 
     history = (folder / "history.jsonl").read_bytes()
     (folder / (temp_prefix("history.jsonl") + "k3j9x2")).write_bytes(history)  # a crash
     await world.say("tmp_a", "/forget")
-    assert _found(world.home, UNIQUE) == []
+    assert found(world.home, UNIQUE) == []
 
 
 # ---- 12. a user who unblocks the bot with /start stays "blocked" -----------------------------
@@ -565,7 +481,7 @@ async def test_timed_out_drafts_do_not_starve_the_next_turn(home: Path) -> None:
     with TelegramEmulator() as emulator:
         clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
         config = CompanionConfig(turn_timeout=1, parallel_turns=workers + 2)
-        gateway = _gateway(emulator, home, responder, clock, [], io.StringIO(), config)
+        gateway = make_gateway(emulator, home, responder, clock, [], io.StringIO(), config)
         try:
             for n in range(workers):  # these drafts hang past the turn timeout
                 ref = emulator.add_post(f"slow_{n}", "hello?")
@@ -700,7 +616,7 @@ async def test_a_malformed_update_logs_no_message_text(home: Path, caplog) -> No
                            match=lambda r: emulator.method(r) == "getupdates", times=2)
         clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
         log = io.StringIO()
-        gateway = _gateway(emulator, home, Scripted(["Hi!"]), clock, [], log,
+        gateway = make_gateway(emulator, home, Scripted(["Hi!"]), clock, [], log,
                            CompanionConfig(join_seconds=0))
         bot = gateway.channel.bot  # type: ignore[attr-defined]
         companion = Companion(gateway, bot, gateway.log, clock, pass_every=3600, tick=0.1)
@@ -738,4 +654,4 @@ async def test_a_do_not_engage_user_can_still_delete_their_data(world: World, cl
     await world.say("dnd_a", "/delete")
     assert world.texts()[before:] == []  # still never answered ...
     assert world.gateway.store.user(message.chat_id) is None  # ... but erased
-    assert _found(world.home, UNIQUE) == []
+    assert found(world.home, UNIQUE) == []
