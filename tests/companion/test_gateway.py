@@ -362,3 +362,19 @@ async def test_a_restart_in_the_join_pause_loses_nothing(world: World) -> None:
         restarted.close()
     assert world.texts() == ["Good luck tomorrow! Tell me how it goes."]
     assert "are you there?" in world.responder.prompts[-1].user
+
+
+def test_tactful_run_without_the_bot_token_says_how_to_store_it(tmp_path: Path, home: Path,
+                                                              keyring_log: Path) -> None:
+    import subprocess
+    import sys
+
+    (home / "people").mkdir(parents=True)
+    config = tmp_path / "tactful.yaml"
+    config.write_text("platforms:\n  telegram:\n    account: friendbot\n    mode: companion\n"
+                      "    base_url: http://127.0.0.1:9\n")
+    result = subprocess.run([sys.executable, "-m", "tactful.core.cli", "--config", str(config),
+                             "run"], capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 2, result.stderr[-1500:]
+    assert "tactful credentials set telegram token --account friendbot" in result.stderr
+    assert "Traceback" not in result.stderr
