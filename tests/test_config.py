@@ -776,3 +776,23 @@ def test_the_config_check_agrees_with_the_scheduler(schedule: str) -> None:
         return True
 
     assert accepted(validate) == accepted(lambda s: Cron(s, "UTC"))
+
+
+def test_config_check_finds_what_a_file_names_but_nothing_provides(cli, tmp_path: Path) -> None:
+    cases = {
+        "routines:\n  r:\n    kind: teleport\n": "routines.r.kind: no routine kind 'teleport'",
+        "routines:\n  r:\n    kind: batch-reply\n    platform: x\n    responder: ghost\n":
+            "routines.r.responder: no responder 'ghost'",
+        "companion:\n  responder: ghost\n": "companion.responder: no responder 'ghost'",
+        "platforms:\n  telegram:\n    mode: companion\ncompanion:\n  prompt: missing.md\n":
+            "companion.prompt: cannot read",
+    }
+    for text, message in cases.items():
+        config = tmp_path / "tactful.yaml"
+        config.write_text(text)
+        result = cli("--config", str(config), "config", "check")
+        assert result.code == 2, (text, result.out)
+        assert message in result.err, (text, result.err)
+    config.write_text("routines:\n  r:\n    kind: batch-reply\n    platform: x\n"
+                      "    responder: template\n")
+    assert cli("--config", str(config), "config", "check").code == 0

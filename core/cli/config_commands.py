@@ -1,4 +1,11 @@
-"""`tactful config check`: load the configuration and say which file it came from, or why not."""
+"""`tactful config check`: load the configuration, check what it names is installed and there,
+and say which file it came from, or why not.
+
+Loading alone checks the file (keys, types, values). This also checks what needs the plugins,
+which plain loading never touches (so `tactful check` stays fast): every configured platform has
+an adapter, every routine's kind and responder exist, every responder's kind is installed, and
+the companion's prompt file can be read.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +18,7 @@ from tactful.core.errors import ConfigError
 
 def check(context: Context, args: argparse.Namespace) -> int:
     config = context.config
-    if config.platforms:
-        _adapters_installed(config)
+    _references(config)
     source = config.source or "built-in defaults (no config file found)"
     platforms = ", ".join(sorted(config.platforms)) or "none configured"
     print(f"config ok: {source} — persona {config.persona.name!r}, "
@@ -20,19 +26,49 @@ def check(context: Context, args: argparse.Namespace) -> int:
     return 0
 
 
-def _adapters_installed(config: Config) -> None:
-    """Every platform the file configures has an adapter (a plugin may have gone missing)."""
+def _references(config: Config) -> None:
     from tactful.core.cli.sending import warn_plugins
     from tactful.core.memory.handles import BUILTIN_PLATFORMS
     from tactful.core.plugins import host
 
     plugins = host()
-    installed = set(plugins.collect("register_adapters"))
+    adapters = set(plugins.collect("register_adapters"))
+    routine_kinds = set(plugins.collect("register_routines"))
+    responder_kinds = set(plugins.collect("register_responders"))
     warn_plugins(plugins)
+    where = f"{config.source}: " if config.source else ""
+
+    def problem(key: str, what: str) -> ConfigError:
+        return ConfigError(f"{where}{key}: {what}")
+
     for platform in sorted(config.platforms):
-        if platform not in installed:
-            where = f"{config.source}: " if config.source else ""
+        if platform not in adapters:
             fix = ("reinstall tactful" if platform in BUILTIN_PLATFORMS
                    else "install the plugin that provides it, or remove the section")
-            raise ConfigError(f"{where}platforms.{platform}: no adapter is installed for "
-                              f"{platform!r} (installed: {', '.join(sorted(installed))}); {fix}")
+            raise problem(f"platforms.{platform}", f"no adapter is installed for {platform!r} "
+                          f"(installed: {', '.join(sorted(adapters))}); {fix}")
+    for name, responder in sorted(config.responders.items()):
+        if responder.kind not in responder_kinds:
+            raise problem(f"responders.{name}.kind", f"no responder kind {responder.kind!r} "
+                          f"is installed (installed: {', '.join(sorted(responder_kinds))})")
+    named = {"template", *config.responders}
+    for name, routine in sorted(config.routines.items()):
+        if routine.kind not in routine_kinds:
+            raise problem(f"routines.{name}.kind", f"no routine kind {routine.kind!r} is "
+                          f"installed (installed: {', '.join(sorted(routine_kinds))})")
+        if routine.responder is not None and routine.responder not in named:
+            raise problem(f"routines.{name}.responder", f"no responder {routine.responder!r} "
+                          "under responders")
+        if routine.platform is not None and routine.platform not in adapters:
+            raise problem(f"routines.{name}.platform", f"no adapter is installed for "
+                          f"{routine.platform!r}")
+    companion = config.companion
+    if companion.responder is not None and companion.responder not in named:
+        raise problem("companion.responder", f"no responder {companion.responder!r} under "
+                      "responders")
+    if config.platform("telegram").mode == "companion" and companion.prompt is not None:
+        try:
+            companion.prompt.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise problem("companion.prompt", f"cannot read {companion.prompt} "
+                          f"({type(exc).__name__}); fix the path or remove the key") from None
