@@ -239,6 +239,11 @@ def _one(run: Run, item: Inbound, adapter: Adapter, responder: Responder, pipeli
     if outcome.dry_run:
         run.log.emit("batch.dry_run", routine=run.name, platform=platform,
                      post=item.post.id[:120], handle=handle)
+        if not run.dry_run:
+            # The platform is set to dry_run in the config while the routine runs for real:
+            # the item is done (its would-be reply is in the outbox), not written out again
+            # on every run.
+            inbox.settle(platform, item.post.id, ANSWERED, "dry run (platform)")
     else:
         url = outcome.sent.url if outcome.sent else None
         run.log.emit("batch.sent", routine=run.name, platform=platform,

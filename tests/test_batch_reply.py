@@ -189,3 +189,14 @@ def test_the_nightly_sync_routine(cli, recorder, home: Path) -> None:
     assert "1 events read, 1 entries added" in result.out
     assert (home / "people" / "x" / "carol.md").exists()
 
+
+
+def test_a_platform_in_dry_run_writes_each_would_be_reply_once(cli, config: Path,
+                                                               home: Path) -> None:
+    config.write_text(CONFIG.format(max_per_run=10) + "platforms:\n  recorder:\n"
+                      "    dry_run: true\n")
+    platform.add_inbound("1", "alice", "hello there")
+    for _ in range(2):
+        assert cli("--config", str(config), "routine", "run", "reply").code == 0
+    lines = (home / "outbox" / "dry-run.jsonl").read_text().splitlines()
+    assert len(lines) == 1 and sent_to() == []
