@@ -25,8 +25,12 @@ _FENCES = r"<\s*/?\s*(memory|message|rules|style|history)\b[^>]*>"
 
 
 def fence(tag: str, text: str) -> str:
-    """`text` inside <tag>…</tag>, with any tag that could close or open a fence defused."""
+    """`text` inside <tag>…</tag>, with any tag that could close or open a fence defused.
+
+    Known fence tags become "[tag removed]"; every other angle bracket becomes a look-alike
+    (‹ ›), so no tag at all, spelled with look-alike letters or not, stands inside the data."""
     safe = re.sub(_FENCES, "[tag removed]", text, flags=re.IGNORECASE)
+    safe = safe.replace("<", "‹").replace(">", "›")
     return f"<{tag}>\n{safe.strip()}\n</{tag}>"
 
 
