@@ -66,6 +66,7 @@ DESCRIPTIONS = {
     "forget": "clear what I remember", "export": "a file with your notes",
     "delete": "remove everything I hold about you", "invite": "a link for a friend",
     "pause": "no check-ins from me", "resume": "check-ins again",
+    "timezone": "your time zone, e.g. /timezone Europe/London",
 }
 
 

@@ -44,7 +44,8 @@ from tactful.core.schedule.events import EventLog
 from tactful.core.send.ledger import Ledger, send_key
 
 PLATFORM = "telegram"
-COMMANDS = ("start", "help", "memory", "forget", "export", "delete", "invite", "pause", "resume")
+COMMANDS = ("start", "help", "memory", "forget", "export", "delete", "invite", "pause", "resume",
+            "timezone")
 GROUP_COMMANDS = ("start", "help")  # with `groups: true`; the rest act on a person's data
 HISTORY_TURNS = 20  # lines of recent history in a turn's prompt
 
@@ -414,6 +415,20 @@ class Gateway:
         elif command == "resume":
             self.store.set_paused(chat, False)
             await self._say(chat, phrases.pick("resumed", language, self.rng))
+        elif command == "timezone":
+            # Telegram never says where someone lives: the daily cap, quiet hours and
+            # check-ins follow this once they set it (SPEC: "the user's own time zone").
+            zone_name = _argument(message.text or "")
+            user = self.store.user(chat)
+            if not zone_name:
+                await self._say(chat, phrases.pick("timezone_set", language, self.rng).format(
+                    zone=user.timezone if user else self.default_tz))
+            elif (found := _time_zone(zone_name)) is None:
+                await self._say(chat, phrases.pick("timezone_unknown", language, self.rng))
+            else:
+                self.store.set_timezone(chat, found)
+                await self._say(chat, phrases.pick("timezone_set", language, self.rng).format(
+                    zone=found))
 
     # ---- what runs on a timer ---------------------------------------------------------------
 
@@ -505,3 +520,16 @@ def _fit(parts: list[str], limit: int) -> list[str]:
         if part:
             out.append(part)
     return out
+
+
+def _argument(text: str) -> str:
+    parts = text.strip().split(maxsplit=1)
+    return parts[1].strip()[:64] if len(parts) == 2 else ""
+
+
+def _time_zone(name: str) -> str | None:
+    """An IANA zone name as the user typed it (any case), or None."""
+    from zoneinfo import available_timezones
+
+    wanted = name.strip().replace(" ", "_").lower()
+    return next((z for z in sorted(available_timezones()) if z.lower() == wanted), None)

@@ -22,13 +22,15 @@ import random
 from typing import Literal
 
 Kind = Literal["hold", "failed", "paused", "resumed", "forgotten", "deleted", "welcome", "help",
-               "memory_empty", "group_ignored"]
+               "memory_empty", "group_ignored", "timezone_set", "timezone_unknown"]
 Language = Literal["en", "nl", "de"]
 
 KINDS: tuple[Kind, ...] = ("hold", "failed", "paused", "resumed", "forgotten", "deleted",
-                           "welcome", "help", "memory_empty", "group_ignored")
+                           "welcome", "help", "memory_empty", "group_ignored", "timezone_set",
+                           "timezone_unknown")
 LANGUAGES: tuple[Language, ...] = ("en", "nl", "de")
-COMMANDS = ("memory", "forget", "export", "delete", "invite", "pause", "resume", "help")
+COMMANDS = ("memory", "forget", "export", "delete", "invite", "pause", "resume", "timezone",
+            "help")
 
 _COMMAND_TEXT: dict[Language, dict[str, str]] = {
     "en": {
@@ -39,6 +41,7 @@ _COMMAND_TEXT: dict[Language, dict[str, str]] = {
         "invite": "a link to share with a friend",
         "pause": "stop me from messaging you first",
         "resume": "let me check in on you again",
+        "timezone": "tell me your time zone, e.g. /timezone Europe/London",
         "help": "this list",
     },
     "nl": {
@@ -49,6 +52,7 @@ _COMMAND_TEXT: dict[Language, dict[str, str]] = {
         "invite": "een link om met een vriend te delen",
         "pause": "ik stuur je niet meer uit mezelf een bericht",
         "resume": "ik laat weer af en toe van me horen",
+        "timezone": "je tijdzone, bv. /timezone Europe/Amsterdam",
         "help": "dit lijstje",
     },
     "de": {
@@ -59,6 +63,7 @@ _COMMAND_TEXT: dict[Language, dict[str, str]] = {
         "invite": "ein Link zum Teilen mit Freunden",
         "pause": "ich schreibe dir nicht mehr von mir aus",
         "resume": "ich melde mich wieder ab und zu",
+        "timezone": "deine Zeitzone, z. B. /timezone Europe/Berlin",
         "help": "diese Liste",
     },
 }
@@ -106,6 +111,9 @@ _LINES: dict[Language, dict[Kind, tuple[str, ...]]] = {
         "help": (_help("en"),),
         "memory_empty": ("I don't remember anything about you yet. Tell me something!",),
         "group_ignored": ("I only chat one-on-one. Message me directly and I'm all yours!",),
+        "timezone_set": ("Got it, I'll keep your clock in mind: {zone}.",),
+        "timezone_unknown": ("I don't know that time zone. Try one like /timezone "
+                             "Europe/London or /timezone America/New_York.",),
     },
     "nl": {
         "hold": (
@@ -133,6 +141,9 @@ _LINES: dict[Language, dict[Kind, tuple[str, ...]]] = {
         "memory_empty": ("Ik weet nog niets over je. Vertel eens wat!",),
         "group_ignored": ("Ik chat alleen één-op-één. Stuur me een privébericht, dan ben ik er "
                           "helemaal voor je!",),
+        "timezone_set": ("Genoteerd, ik houd rekening met jouw klok: {zone}.",),
+        "timezone_unknown": ("Die tijdzone ken ik niet. Probeer bijvoorbeeld /timezone "
+                             "Europe/Amsterdam.",),
     },
     "de": {
         "hold": (
@@ -160,6 +171,9 @@ _LINES: dict[Language, dict[Kind, tuple[str, ...]]] = {
         "memory_empty": ("Ich weiß noch nichts über dich. Erzähl mir was!",),
         "group_ignored": ("Ich chatte nur zu zweit. Schreib mir direkt, dann bin ich ganz für "
                           "dich da!",),
+        "timezone_set": ("Alles klar, ich denke an deine Uhrzeit: {zone}.",),
+        "timezone_unknown": ("Diese Zeitzone kenne ich nicht. Versuch es zum Beispiel mit "
+                             "/timezone Europe/Berlin.",),
     },
 }
 

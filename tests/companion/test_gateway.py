@@ -378,3 +378,15 @@ def test_tactful_run_without_the_bot_token_says_how_to_store_it(tmp_path: Path, 
     assert result.returncode == 2, result.stderr[-1500:]
     assert "tactful credentials set telegram token --account friendbot" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+async def test_timezone_sets_the_clock_the_daily_cap_counts_in(world: World) -> None:
+    await world.say("sam_s", "/timezone america/los_angeles")
+    chat = int(world.emulator.add_user("sam_s"))
+    assert world.gateway.store.user(chat).timezone == "America/Los_Angeles"  # type: ignore[union-attr]
+    assert "America/Los_Angeles" in world.texts()[-1]
+    await world.say("sam_s", "/timezone Mars/Olympus_Mons")
+    assert world.gateway.store.user(chat).timezone == "America/Los_Angeles"  # type: ignore[union-attr]
+    assert "/timezone Europe/London" in world.texts()[-1]
+    await world.say("sam_s", "/timezone", language_code="de")
+    assert "America/Los_Angeles" in world.texts()[-1] and "Uhrzeit" in world.texts()[-1]
