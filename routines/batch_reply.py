@@ -140,7 +140,7 @@ def batch_reply(run: Run) -> Result:
         # the batch before a single key is read (seed 000); its item is settled, so the next
         # run carries on past it.
         flagged = _flagged_waiting(run, inbox, platform, counts)
-        if flagged is not None:
+        if flagged is not None and not run.dry_run:
             return _result(run, counts, flagged)
         if not run.dry_run:
             counts["fetched"] = _fetch(run, adapter, inbox)
@@ -150,12 +150,17 @@ def batch_reply(run: Run) -> Result:
             if run.stop.is_set() or counts["answered"] >= run.config.max_per_run:
                 break
             stop = _one(run, item, adapter, responder, pipeline, ledger, inbox, own, counts)
+            if stop is not None and stop[0] == 3 and run.dry_run:
+                # A dry run settles nothing, so stopping would show the same stop every time:
+                # it notes the stop and shows the rest of what the batch would do.
+                flagged = flagged or stop
+                continue
             if stop is not None:
                 return _result(run, counts, stop)
     finally:
         inbox.close()
         ledger.close()
-    return _result(run, counts, None)
+    return _result(run, counts, flagged if run.dry_run else None)
 
 
 def _skip(run: Run, inbox: Inbox, item: Inbound, reason: str, counts: Counter[str]) -> None:

@@ -200,3 +200,27 @@ def test_a_platform_in_dry_run_writes_each_would_be_reply_once(cli, config: Path
         assert cli("--config", str(config), "routine", "run", "reply").code == 0
     lines = (home / "outbox" / "dry-run.jsonl").read_text().splitlines()
     assert len(lines) == 1 and sent_to() == []
+
+
+
+def test_a_dry_run_shows_past_a_flagged_account_and_still_exits_3(cli, config: Path,
+                                                                   home: Path) -> None:
+    from datetime import UTC, datetime
+
+    from tactful.core.inbound.inbox import Inbox
+    from tactful.core.send.adapter import Author, Inbound, PostRef
+
+    cli("dne", "recorder", "mallory", "on")
+    inbox = Inbox(home)
+    inbox.add("recorder", [
+        Inbound(post=PostRef("recorder", str(n), f"https://recorder.example/p/{n}"),
+                author=Author(handle=who), text="hello",
+                at=datetime(2026, 11, 30, 9, n, tzinfo=UTC))
+        for n, who in ((1, "mallory"), (2, "alice"))], "2")
+    inbox.close()
+    for run in (1, 2):  # a dry run settles nothing: the same answer every time
+        dry = cli("--config", str(config), "routine", "run", "reply", "--dry-run")
+        assert dry.code == 3, dry.err
+        outbox = (home / "outbox" / "dry-run.jsonl").read_text().splitlines()
+        assert [json.loads(x)["handle"] for x in outbox] == ["alice"] * run
+    assert sent_to() == []
