@@ -200,7 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     once.add_argument("--dry-run", action="store_true",
                       help="send nothing: replies go to the outbox; no credential is read")
     command("run", "tactful.core.cli.run:run",
-            "run every routine on its schedule until SIGTERM or Ctrl-C")
+            "run every routine on its schedule (and the Telegram companion, in companion "
+            "mode) until SIGTERM or Ctrl-C")
 
     sub = command("companion", "", "the Telegram companion, for its operator")
     actions = sub.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
@@ -219,7 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
     check_config.set_defaults(target="tactful.core.cli.config_commands:check")
 
     sub = command("demo", "tactful.core.cli.demo:run",
-                  "a tour in a throwaway home: no credentials, no network")
+                  "the whole loop on four local emulators, in a throwaway home: no "
+                  "credentials, nothing leaves 127.0.0.1")
     sub.add_argument("--keep", action="store_true", help="keep the throwaway home and say where")
     return parser
 
