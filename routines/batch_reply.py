@@ -52,6 +52,7 @@ from tactful.routines import worth
 FETCH_LIMIT = 50
 DRAFT_TRIES = 3  # failed drafts of one item before it is skipped for good
 DNE_STOP = "met a do-not-engage account: skipped it and stopped; the next run carries on"
+DNE_STOP_DRY = "met a do-not-engage account: a real run would skip it and stop there"
 
 
 def responder_for(run: Run) -> Responder:
@@ -139,8 +140,9 @@ def batch_reply(run: Run) -> Result:
         # What already waits is judged offline first: meeting a do-not-engage account stops
         # the batch before a single key is read (seed 000); its item is settled, so the next
         # run carries on past it.
-        flagged = _flagged_waiting(run, inbox, platform, counts)
-        if flagged is not None and not run.dry_run:
+        # (A dry run settles nothing: its loop below meets the same account, once.)
+        flagged = None if run.dry_run else _flagged_waiting(run, inbox, platform, counts)
+        if flagged is not None:
             return _result(run, counts, flagged)
         if not run.dry_run:
             counts["fetched"] = _fetch(run, adapter, inbox)
@@ -153,7 +155,7 @@ def batch_reply(run: Run) -> Result:
             if stop is not None and stop[0] == 3 and run.dry_run:
                 # A dry run settles nothing, so stopping would show the same stop every time:
                 # it notes the stop and shows the rest of what the batch would do.
-                flagged = flagged or stop
+                flagged = flagged or (3, DNE_STOP_DRY)
                 continue
             if stop is not None:
                 return _result(run, counts, stop)

@@ -59,7 +59,8 @@ def _references(config: Config) -> None:
         if routine.responder is not None and routine.responder not in named:
             raise problem(f"routines.{name}.responder", f"no responder {routine.responder!r} "
                           "under responders")
-        if routine.platform is not None and routine.platform not in adapters:
+        if routine.platform is not None and \
+                routine.platform.strip().lower() not in adapters:  # read as the run reads it
             raise problem(f"routines.{name}.platform", f"no adapter is installed for "
                           f"{routine.platform!r}")
     companion = config.companion

@@ -132,13 +132,22 @@ class Gateway:
         command = _command_of(text)
         if self._do_not_engage(message):
             self.log.emit("companion.ignored", reason="do-not-engage")
-            if command in ("delete", "forget"):
-                # Their data is still theirs to remove; nothing is said back.
+            if command in ("delete", "forget") and message.private:
+                # Their data is still theirs to remove; nothing is said back. (In a group the
+                # data is everyone's: no member erases it.)
                 async with self._chat(message.chat_id):
                     self._erase(command, message.chat_id)
             return
         if self._ledger().find_any([self._key(message.chat_id, message.message_id)]):
             return  # redelivered after a restart: answered already, and counted already
+        waiting = {p.message_id: p for p in self.store.pending(message.chat_id)}
+        if message.message_id in waiting:
+            # Redelivered while it still waits: counted already; a queued one needs its pause
+            # again (the process that started it is gone), a held one just its window.
+            if waiting[message.message_id].kind == "queued" and \
+                    message.chat_id not in self._buffers:
+                self._start_pause(message.chat_id)
+            return
         first_contact = self.store.user(message.chat_id) is None
         user = self.store.touch_user(message.chat_id, language_code=message.language_code,
                                      at=message.at, tz_default=self.default_tz,
@@ -160,6 +169,7 @@ class Gateway:
                                  window_messages=self.config.window_messages,
                                  window_minutes=self.config.window_minutes,
                                  daily_cap=self.config.daily_cap)
+        decision = self._rolling_day(message, times, decision)
         held = isinstance(decision, limits.Held) or \
             bool(self.store.pending(message.chat_id, kind="held"))
         self.store.record_user_message(message.chat_id, message.at, counted=not held)
@@ -167,6 +177,20 @@ class Gateway:
             await self._hold(message, text, decision, user.language_code)
             return
         self._buffer(message, text)
+
+    def _rolling_day(self, message: Incoming, times: list[datetime],
+                     decision: limits.Allowed | limits.Held) -> limits.Allowed | limits.Held:
+        """For a day after a time-zone change, the daily cap also counts the last 24 hours:
+        a zone whose midnight just passed must not hand out a fresh day."""
+        changed = self.store.timezone_set_at(message.chat_id)
+        if isinstance(decision, limits.Held) or changed is None or \
+                message.at - changed >= timedelta(days=1):
+            return decision
+        recent = sorted(t for t in times if t > message.at - timedelta(days=1))
+        if len(recent) < self.config.daily_cap:
+            return decision
+        return limits.Held(until=recent[-self.config.daily_cap] + timedelta(days=1),
+                           reason="daily")
 
     def _tz(self, name: str | None) -> tzinfo:
         return zone(name or self.default_tz)
@@ -203,30 +227,41 @@ class Gateway:
         self.store.hold(message.chat_id, message.message_id, text, message.at,
                         message.at + timedelta(seconds=self.config.join_seconds),
                         kind="queued")
-        buffer = self._buffers.setdefault(message.chat_id, _Buffer())
+        self._start_pause(message.chat_id)
+
+    def _start_pause(self, chat_id: int) -> None:
+        buffer = self._buffers.setdefault(chat_id, _Buffer())
         if buffer.timer is not None:
             buffer.timer.cancel()
-        buffer.timer = asyncio.create_task(self._after_pause(message.chat_id))
+        buffer.timer = asyncio.create_task(self._after_pause(chat_id))
 
     async def _after_pause(self, chat_id: int) -> None:
         await self.sleep(self.config.join_seconds)
-        self._buffers.pop(chat_id, None)
-        await self._answer_waiting(chat_id, kind="queued")
+        try:
+            await self._answer_waiting(chat_id, held_too=False)
+        finally:
+            buffer = self._buffers.get(chat_id)
+            if buffer is not None and buffer.timer is asyncio.current_task():
+                del self._buffers[chat_id]
 
-    async def _answer_waiting(self, chat_id: int, *, kind: str | None) -> bool:
-        """Answer the chat's waiting messages (of one kind, or all) in one turn; their rows go
-        only after the turn, so a stop or crash meanwhile keeps them (and the ledger keeps a
-        second answer away)."""
-        waiting = self.store.pending(chat_id, kind=kind)
-        if not waiting:
-            return False
-        items: list[tuple[int | str, str]] = [(p.message_id, p.text) for p in waiting]
-        mode = "held" if any(p.kind == "held" for p in waiting) else "reply"
-        answered = await self.turn(chat_id, items, mode=mode)
-        if answered and mode == "held":
-            self.store.count_message(chat_id, self.clock())  # the answer counts, once
-        self.store.drop_pending(chat_id, [p.message_id for p in waiting])
-        return answered
+    async def _answer_waiting(self, chat_id: int, *, held_too: bool) -> bool:
+        """Answer the chat's waiting messages in one turn: the queued ones, and with
+        `held_too` the held ones whose window opened. Read under the chat's mutex (a /forget
+        waiting for it wins), dropped only after the turn (a stop or crash meanwhile keeps
+        them, and the ledger keeps a second answer away)."""
+        async with self._chat(chat_id), self.turns:
+            now = self.clock()
+            waiting = [p for p in self.store.pending(chat_id)
+                       if p.kind == "queued" or (held_too and p.release_at <= now)]
+            if not waiting:
+                return False
+            items: list[tuple[int | str, str]] = [(p.message_id, p.text) for p in waiting]
+            mode = "held" if any(p.kind == "held" for p in waiting) else "reply"
+            answered = await self._turn(chat_id, items, mode)
+            if answered and mode == "held":
+                self.store.count_message(chat_id, self.clock())  # the answer counts, once
+            self.store.drop_pending(chat_id, [p.message_id for p in waiting])
+            return answered
 
     async def drain(self) -> None:
         """Wait for every buffered message to be answered (tests; a clean stop)."""
@@ -418,15 +453,19 @@ class Gateway:
         elif command == "timezone":
             # Telegram never says where someone lives: the daily cap, quiet hours and
             # check-ins follow this once they set it (SPEC: "the user's own time zone").
+            # Once a day: a zone whose midnight just passed would otherwise reset the cap.
             zone_name = _argument(message.text or "")
             user = self.store.user(chat)
+            last = self.store.timezone_set_at(chat)
             if not zone_name:
-                await self._say(chat, phrases.pick("timezone_set", language, self.rng).format(
+                await self._say(chat, phrases.pick("timezone_now", language, self.rng).format(
                     zone=user.timezone if user else self.default_tz))
             elif (found := _time_zone(zone_name)) is None:
                 await self._say(chat, phrases.pick("timezone_unknown", language, self.rng))
+            elif last is not None and message.at - last < timedelta(days=1):
+                await self._say(chat, phrases.pick("timezone_later", language, self.rng))
             else:
-                self.store.set_timezone(chat, found)
+                self.store.set_timezone(chat, found, message.at)
                 await self._say(chat, phrases.pick("timezone_set", language, self.rng).format(
                     zone=found))
 
@@ -465,7 +504,7 @@ class Gateway:
         for chat_id in self.store.due_pending(self.clock()):
             if chat_id in self._buffers:
                 continue  # its join pause is running: that answers it
-            if await self._answer_waiting(chat_id, kind=None):
+            if await self._answer_waiting(chat_id, held_too=True):
                 answered += 1
         return answered
 
@@ -528,8 +567,13 @@ def _argument(text: str) -> str:
 
 
 def _time_zone(name: str) -> str | None:
-    """An IANA zone name as the user typed it (any case), or None."""
+    """An IANA Area/City zone (or UTC) as the user typed it (any case), or None. Names such as
+    `localtime` or `Factory` are the server's business, not a place."""
     from zoneinfo import available_timezones
 
     wanted = name.strip().replace(" ", "_").lower()
-    return next((z for z in sorted(available_timezones()) if z.lower() == wanted), None)
+    if wanted in ("utc", "etc/utc"):
+        return "UTC"
+    return next((z for z in sorted(available_timezones())
+                 if z.lower() == wanted and "/" in z and not z.startswith(("Etc/", "posix",
+                                                                          "right/"))), None)

@@ -22,12 +22,13 @@ import random
 from typing import Literal
 
 Kind = Literal["hold", "failed", "paused", "resumed", "forgotten", "deleted", "welcome", "help",
-               "memory_empty", "group_ignored", "timezone_set", "timezone_unknown"]
+               "memory_empty", "group_ignored", "timezone_set", "timezone_unknown",
+               "timezone_now", "timezone_later"]
 Language = Literal["en", "nl", "de"]
 
 KINDS: tuple[Kind, ...] = ("hold", "failed", "paused", "resumed", "forgotten", "deleted",
                            "welcome", "help", "memory_empty", "group_ignored", "timezone_set",
-                           "timezone_unknown")
+                           "timezone_unknown", "timezone_now", "timezone_later")
 LANGUAGES: tuple[Language, ...] = ("en", "nl", "de")
 COMMANDS = ("memory", "forget", "export", "delete", "invite", "pause", "resume", "timezone",
             "help")
@@ -114,6 +115,8 @@ _LINES: dict[Language, dict[Kind, tuple[str, ...]]] = {
         "timezone_set": ("Got it, I'll keep your clock in mind: {zone}.",),
         "timezone_unknown": ("I don't know that time zone. Try one like /timezone "
                              "Europe/London or /timezone America/New_York.",),
+        "timezone_now": ("Your time zone here is {zone}. /timezone Area/City changes it.",),
+        "timezone_later": ("You changed your time zone today already; try again tomorrow.",),
     },
     "nl": {
         "hold": (
@@ -144,6 +147,10 @@ _LINES: dict[Language, dict[Kind, tuple[str, ...]]] = {
         "timezone_set": ("Genoteerd, ik houd rekening met jouw klok: {zone}.",),
         "timezone_unknown": ("Die tijdzone ken ik niet. Probeer bijvoorbeeld /timezone "
                              "Europe/Amsterdam.",),
+        "timezone_now": ("Je tijdzone hier is {zone}. Met /timezone Gebied/Stad pas je die "
+                         "aan.",),
+        "timezone_later": ("Je hebt je tijdzone vandaag al aangepast; probeer het morgen "
+                           "weer.",),
     },
     "de": {
         "hold": (
@@ -174,6 +181,10 @@ _LINES: dict[Language, dict[Kind, tuple[str, ...]]] = {
         "timezone_set": ("Alles klar, ich denke an deine Uhrzeit: {zone}.",),
         "timezone_unknown": ("Diese Zeitzone kenne ich nicht. Versuch es zum Beispiel mit "
                              "/timezone Europe/Berlin.",),
+        "timezone_now": ("Deine Zeitzone hier ist {zone}. Mit /timezone Gebiet/Stadt änderst du "
+                         "sie.",),
+        "timezone_later": ("Du hast deine Zeitzone heute schon geändert; versuch es morgen "
+                           "wieder.",),
     },
 }
 

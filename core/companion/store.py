@@ -143,7 +143,13 @@ def _v3(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE pending ADD COLUMN kind TEXT NOT NULL DEFAULT 'held'")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
+def _v4(db: sqlite3.Connection) -> None:
+    # When the user last set their time zone: once a day, or a new zone's fresh midnight
+    # would reset the daily cap at will.
+    db.execute("ALTER TABLE users ADD COLUMN timezone_set_at TEXT")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4]
 
 _USER_COLUMNS = ("chat_id, language_code, timezone, started_at, last_user_at, last_bot_at, "
                  "paused, blocked, last_checkin_at, unanswered, last_pass_at, invite_code, "
@@ -311,9 +317,14 @@ class CompanionStore:
     def set_blocked(self, chat_id: int, blocked: bool) -> None:
         self._write("UPDATE users SET blocked = ? WHERE chat_id = ?", (int(blocked), chat_id))
 
-    def set_timezone(self, chat_id: int, timezone: str) -> None:
+    def set_timezone(self, chat_id: int, timezone: str, at: datetime | None = None) -> None:
         zone(timezone)  # BadInput for a name that is not an IANA zone
-        self._write("UPDATE users SET timezone = ? WHERE chat_id = ?", (timezone, chat_id))
+        self._write("UPDATE users SET timezone = ?, timezone_set_at = ? WHERE chat_id = ?",
+                    (timezone, utc_text(at) if at is not None else None, chat_id))
+
+    def timezone_set_at(self, chat_id: int) -> datetime | None:
+        rows = self._read("SELECT timezone_set_at FROM users WHERE chat_id = ?", (chat_id,))
+        return _time(str(rows[0][0])) if rows and rows[0][0] is not None else None
 
     def record_checkin(self, chat_id: int, at: datetime) -> None:
         """A check-in went out: one more unanswered, and its time for the weekly count."""
@@ -466,7 +477,7 @@ class CompanionStore:
             "coalesce(sum(last_user_at >= ?), 0), coalesce(sum(last_user_at >= ?), 0), "
             "coalesce(sum(paused), 0), coalesce(sum(blocked), 0), "
             "coalesce(sum(invited_count), 0) FROM users", (day, week))[0]
-        (pending,) = self._read("SELECT count(*) FROM pending")[0]
+        (pending,) = self._read("SELECT count(*) FROM pending WHERE kind = 'held'")[0]
         return {"users": _int(users), "active_24h": _int(active_day),
                 "active_7d": _int(active_week), "paused": _int(paused),
                 "blocked": _int(blocked), "pending": _int(pending), "invites": _int(invites)}

@@ -389,4 +389,6 @@ async def test_timezone_sets_the_clock_the_daily_cap_counts_in(world: World) -> 
     assert world.gateway.store.user(chat).timezone == "America/Los_Angeles"  # type: ignore[union-attr]
     assert "/timezone Europe/London" in world.texts()[-1]
     await world.say("sam_s", "/timezone", language_code="de")
-    assert "America/Los_Angeles" in world.texts()[-1] and "Uhrzeit" in world.texts()[-1]
+    assert "America/Los_Angeles" in world.texts()[-1] and "Zeitzone" in world.texts()[-1]
+    await world.say("sam_s", "/timezone Europe/Berlin")  # the same day: once a day
+    assert world.gateway.store.user(chat).timezone == "America/Los_Angeles"  # type: ignore[union-attr]
