@@ -50,6 +50,20 @@ def cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
     return run
 
 
+# A batch-reply routine on the `recorder` plugin platform (tests/recording_adapter.py); format it
+# with max_per_run.
+BATCH_CONFIG = """\
+persona: {{name: galatea}}
+routines:
+  reply:
+    kind: batch-reply
+    platform: recorder
+    responder: template
+    max_per_run: {max_per_run}
+    pause: 0
+"""
+
+
 def run_process(*argv: str, env: dict[str, str] | None = None,
                 timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """Run the installed `tactful` in a real process."""

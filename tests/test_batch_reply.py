@@ -10,18 +10,8 @@ import pytest
 
 from . import recording_adapter as platform
 from . import recording_keyring
+from .conftest import BATCH_CONFIG as CONFIG
 from .conftest import run_process
-
-CONFIG = """\
-persona: {{name: galatea}}
-routines:
-  reply:
-    kind: batch-reply
-    platform: recorder
-    responder: template
-    max_per_run: {max_per_run}
-    pause: 0
-"""
 
 
 @pytest.fixture

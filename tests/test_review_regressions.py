@@ -16,17 +16,7 @@ import pytest
 
 from . import recording_adapter as platform
 from . import recording_keyring
-
-BATCH = """\
-persona: {{name: galatea}}
-routines:
-  reply:
-    kind: batch-reply
-    platform: recorder
-    responder: template
-    max_per_run: {max_per_run}
-    pause: 0
-"""
+from .conftest import BATCH_CONFIG as BATCH
 
 
 def sent() -> list[dict[str, Any]]:

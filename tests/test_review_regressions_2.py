@@ -8,16 +8,9 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-BATCH = """\
-persona: {name: galatea}
-routines:
-  reply:
-    kind: batch-reply
-    platform: recorder
-    responder: template
-    max_per_run: 10
-    pause: 0
-"""
+from .conftest import BATCH_CONFIG
+
+BATCH = BATCH_CONFIG.format(max_per_run=10)
 
 
 # ---- 1. MEDIUM: `config check` refuses a routine platform that `tactful run` accepts --------
