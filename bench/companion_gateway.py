@@ -30,12 +30,10 @@ from tactful.adapters.telegram.companion import TelegramChannel, make_bot
 from tactful.adapters.telegram.emulator import TelegramEmulator
 from tactful.core.companion.gateway import Gateway, Incoming
 from tactful.core.config.values import CompanionConfig, ResponderConfig
-from tactful.core.memory.home import Home
-from tactful.core.memory.settings import MemorySettings
-from tactful.core.memory.store import People
 from tactful.core.responders.base import Prompt, Responder, ResponderSettings
 from tactful.core.responders.command import CommandResponder
 from tactful.core.schedule.events import EventLog
+from tactful.core.send.gate import Gate
 
 
 class Instant:
@@ -56,7 +54,7 @@ async def run(emulator: TelegramEmulator, home: Path, responder: Responder, mess
     gateway = Gateway(home=home, bot="bench", config=config, persona_name="bench",
                       default_tz="UTC", responder=responder,
                       channel=TelegramChannel(bot, log, sleep=_no_pause),
-                      people=People(Home(home), MemorySettings()), log=log,
+                      gate=Gate.for_home(home), log=log,
                       clock=lambda: datetime.now(UTC), rng=random.Random(1), sleep=_no_pause)
     chats = [int(emulator.add_user(f"user_{n:05d}")) for n in range(users)]
     arrivals = []

@@ -1,16 +1,21 @@
 """The batch replier: fetch what arrived, skip who is not worth it, draft, send, remember.
 
 One run, for one platform (`routines.<name>`: platform, responder, max_per_run, pause):
-1. Fetch what arrived since the inbound cursor into the inbox (not in a dry run: a dry run reads
-   no credential, and works from what the inbox already holds).
-2. For each waiting item, oldest first: the ledger says it was answered (or is pending after a
-   crash) → settled, never sent again; the worth-engaging test says no → skipped with its reason
-   (someone asking to be left alone is flagged do-not-engage at once, dry run or not);
-   otherwise their words are remembered, the card is read, a responder drafts, and the draft
-   goes through the guarded pipeline addressed to them.
-3. A do-not-engage refusal at the send stops the whole batch with exit 3; so do memory (4),
-   credentials (2), rate limits, quotas and platform failures (5). At most `max_per_run`
-   replies, with `pause` seconds between them; SIGTERM ends the run between two items.
+1. Fetch what arrived since the inbound cursor into the inbox, with the read credentials (not
+   in a dry run: a dry run reads no credential, and works from what the inbox already holds).
+2. For each waiting item, oldest first, the send gate screens the reply before anything is
+   drafted: answered already (or pending after a crash) → settled, never sent again; the
+   author (by handle and stable id) is do-not-engage → skipped and counted, and the batch goes
+   on; a bot that had its one reply in the thread → skipped. Then the worth-engaging test
+   (someone asking to be left alone is flagged do-not-engage at once), their words into
+   memory, the card, a draft, and the draft through the gate addressed to them. A reply the
+   gate refuses once the thread is read or the draft is known (it would reach a flagged
+   account) is dropped and counted.
+3. Memory (4), credentials (2), rate limits, quotas and platform failures (5) stop the batch;
+   a do-not-engage account never does: it is skipped (exit 0; the summary says how many and
+   why). At most `max_per_run` replies, `pause` seconds apart; SIGTERM ends the run between
+   two items. With `--preview` everything is read, resolved, guarded and drafted, and the
+   would-be replies go to the outbox; nothing is settled, no posting key is read.
 
 Resumable after a crash: an item is settled only after its send, and the ledger refuses a
 second send of the same reply, so a rerun answers each post once.
@@ -30,10 +35,11 @@ from tactful.core.errors import (
     MemoryUnavailable,
     MissingCredential,
     Refused,
+    TactfulError,
 )
 from tactful.core.inbound.inbox import ANSWERED, SKIPPED, Inbox
 from tactful.core.memory import card, recording, tombstones
-from tactful.core.memory import check as checks
+from tactful.core.memory.check import Verdict
 from tactful.core.memory.handles import normalize_handle, normalize_platform
 from tactful.core.memory.person import Person
 from tactful.core.memory.recording import Outcome
@@ -42,17 +48,23 @@ from tactful.core.responders.base import DraftFailed, Responder
 from tactful.core.responders.prompt import compose
 from tactful.core.schedule.routine import Result, Run
 from tactful.core.send import credentials
-from tactful.core.send.adapter import Adapter, Inbound, PlatformDown, RateLimited, Unauthorized
-from tactful.core.send.adapters import adapter_for, settings_for
+from tactful.core.send.adapter import (
+    Adapter,
+    Inbound,
+    Party,
+    PlatformDown,
+    RateLimited,
+    Unauthorized,
+)
+from tactful.core.send.adapters import settings_for
+from tactful.core.send.gate import Gate
 from tactful.core.send.guards import QuotaReached
-from tactful.core.send.ledger import PENDING, Ledger, send_key
 from tactful.core.send.pipeline import Pipeline, SendRequest
 from tactful.routines import worth
 
 FETCH_LIMIT = 50
 DRAFT_TRIES = 3  # failed drafts of one item before it is skipped for good
-DNE_STOP = "met a do-not-engage account: skipped it and stopped; the next run carries on"
-DNE_STOP_DRY = "met a do-not-engage account: a real run would skip it and stop there"
+PLACEHOLDER = "…"  # the screen before drafting: no text yet, every other check the same
 
 
 def responder_for(run: Run) -> Responder:
@@ -67,7 +79,7 @@ def _fetch(run: Run, adapter: Adapter, inbox: Inbox) -> int:
     session = adapter.open(credentials.read(platform, account, adapter.read_fields))
     try:
         # Some platforms read mentions only with the user's own keys (X: user context).
-        if adapter.post_fields and getattr(adapter, "fetch_needs_posting", False):
+        if _fetch_needs_posting(adapter):
             session.enable_posting(credentials.read(platform, account, adapter.post_fields))
         page = session.fetch_inbound(inbox.cursor(platform), FETCH_LIMIT)
     finally:
@@ -127,84 +139,132 @@ def batch_reply(run: Run) -> Result:
                        "replies (`template` is the offline one, for trying things out)")
     platform = normalize_platform(run.config.platform)
     context.home.require_people()  # fail closed before anything else
-    adapter = adapter_for(platform, context.config, run.host)
-    responder = responder_for(run)
-    pipeline = Pipeline(config=context.config, home=context.home, people=context.people,
-                        settings=context.settings, host=run.host, clock=context.now)
-    # The persona's own account (its keyring account is named after it, usually the handle).
-    own = {settings_for(platform, context.config).account.lower().removeprefix("@")}
+    gate = context.make_gate()
     counts: Counter[str] = Counter()
-    inbox = Inbox(context.home.root)
-    ledger = Ledger(context.home.root)
     try:
-        # What already waits is judged offline first: meeting a do-not-engage account stops
-        # the batch before a single key is read (seed 000); its item is settled, so the next
-        # run carries on past it.
-        # (A dry run settles nothing: its loop below meets the same account, once.)
-        flagged = None if run.dry_run else _flagged_waiting(run, inbox, platform, counts)
-        if flagged is not None:
-            return _result(run, counts, flagged)
-        if not run.dry_run:
-            counts["fetched"] = _fetch(run, adapter, inbox)
-            run.log.emit("batch.fetched", routine=run.name, platform=platform,
-                         new=counts["fetched"])
-        for item in inbox.waiting(platform):
-            if run.stop.is_set() or counts["answered"] >= run.config.max_per_run:
-                break
-            stop = _one(run, item, adapter, responder, pipeline, ledger, inbox, own, counts)
-            if stop is not None and stop[0] == 3 and run.dry_run:
-                # A dry run settles nothing, so stopping would show the same stop every time:
-                # it notes the stop and shows the rest of what the batch would do.
-                flagged = flagged or (3, DNE_STOP_DRY)
-                continue
-            if stop is not None:
-                return _result(run, counts, stop)
+        adapter = gate.adapter(platform)
+        only = {normalize_handle(h, platform) for h in run.only}
+        named = _named_by_hand(gate, platform, only)
+        if named is not None:
+            return Result(named.line(), exit_code=named.exit_code)
+        responder = responder_for(run)
+        # The persona's own account (its keyring account is named after it, usually the
+        # handle).
+        own = {settings_for(platform, context.config).account.lower().removeprefix("@")}
+        inbox = Inbox(context.home.root)
+        try:
+            if not _looking(run):
+                for line in gate.repair():
+                    run.log.emit("batch.repaired", routine=run.name, detail=line[:200])
+            if not run.dry_run and not (run.preview and _fetch_needs_posting(adapter)):
+                counts["fetched"] = _fetch(run, adapter, inbox)
+                run.log.emit("batch.fetched", routine=run.name, platform=platform,
+                             new=counts["fetched"])
+            pipeline = Pipeline(gate)
+            for item in inbox.waiting(platform):
+                if run.stop.is_set() or counts["answered"] >= run.config.max_per_run:
+                    break
+                if only and item.author.handle not in only:
+                    continue  # waits for a run that is not limited to others
+                stop = _one(run, item, adapter, responder, pipeline, inbox, own, counts)
+                if stop is not None:
+                    return _result(run, counts, stop)
+        finally:
+            inbox.close()
     finally:
-        inbox.close()
-        ledger.close()
-    return _result(run, counts, flagged if run.dry_run else None)
+        gate.close()
+    return _result(run, counts, None)
+
+
+def _named_by_hand(gate: Gate, platform: str, only: set[str]) -> Verdict | None:
+    """An account the operator named by hand that is do-not-engage (exit 3) or unreadable
+    (exit 4): the hard stop, before a single key is read."""
+    for handle in sorted(only):
+        verdict = gate.may_reach(platform, handle)
+        if verdict.exit_code:
+            return verdict
+    return None
+
+
+def _fetch_needs_posting(adapter: Adapter) -> bool:
+    return bool(adapter.post_fields) and bool(getattr(adapter, "fetch_needs_posting", False))
+
+
+def _looking(run: Run) -> bool:
+    """A dry run or a preview: nothing is settled, every item stays for the real run."""
+    return run.dry_run or run.preview
 
 
 def _skip(run: Run, inbox: Inbox, item: Inbound, reason: str, counts: Counter[str]) -> None:
     counts["skipped"] += 1
+    counts[f"skipped: {reason}"] += 1
     run.log.emit("batch.skipped", routine=run.name, platform=item.post.platform,
                  post=item.post.id[:120], handle=item.author.handle, reason=reason)
-    if not run.dry_run:
+    if not _looking(run):
         inbox.settle(item.post.platform, item.post.id, SKIPPED, reason)
 
 
+def _request(run: Run, item: Inbound, text: str) -> SendRequest:
+    """The reply to one item, as the gate sees it: the author by handle and by the stable id
+    the fetch gave, the post by its id and URL."""
+    return SendRequest(
+        item.post.platform, text, to=item.author.handle, reply_to=item.post.id,
+        dry_run=run.dry_run, preview=run.preview, thread=item.thread or item.author.thread,
+        aliases=(item.post.url,) if item.post.url else (),
+        parties=(Party("author", item.author.handle, item.author.id),))
+
+
+def _screen(gate: Gate, request: SendRequest) -> TactfulError | None:
+    """The gate's offline guards on the reply to come, before a draft is paid for."""
+    try:
+        gate.offline(gate.prepare(request))
+    except (DoNotEngage, Refused, MemoryUnavailable) as exc:
+        return exc
+    return None
+
+
+def _reason(refusal: TactfulError) -> str:
+    """A label for the log and the summary: never a handle or a text."""
+    if isinstance(refusal, DoNotEngage):
+        return "do-not-engage"
+    text = str(refusal)
+    if text.startswith("already replied"):
+        return "already answered"
+    if text.startswith("already pending"):
+        return "a send is pending in the ledger (a crash?): check by hand"
+    if "is a bot" in text:
+        return "bot already answered in this thread"
+    return f"refused: {type(refusal).__name__}"
+
+
 def _one(run: Run, item: Inbound, adapter: Adapter, responder: Responder, pipeline: Pipeline,
-         ledger: Ledger, inbox: Inbox, own: set[str],
-         counts: Counter[str]) -> tuple[int, str] | None:
+         inbox: Inbox, own: set[str], counts: Counter[str]) -> tuple[int, str] | None:
     """Handle one item; returns (exit code, why) when the whole batch must stop."""
     context, platform, handle = run.context, item.post.platform, item.author.handle
-    record = ledger.find_any([send_key(platform, "reply", spelling, None, "")
-                              for spelling in (item.post.id, item.post.url) if spelling])
-    if record is not None:
-        reason = ("a send is pending in the ledger (a crash?): check by hand"
-                  if record.state == PENDING else "already answered")
-        _skip(run, inbox, item, reason, counts)
+    gate = pipeline.gate
+    refusal = _screen(gate, _request(run, item, PLACEHOLDER))
+    if isinstance(refusal, QuotaReached | MemoryUnavailable):
+        return refusal.exit_code, f"{type(refusal).__name__}: the batch stopped; the rest waits"
+    if refusal is not None:
+        _skip(run, inbox, item, _reason(refusal), counts)
         return None
-    verdict = checks.check(context.people, platform, handle, item.author.id)
-    skip = worth.judge(item, verdict, ledger, context.config.engagement, own)
-    if skip is not None and skip.reason == "do-not-engage":
-        _skip(run, inbox, item, skip.reason, counts)
-        return 3, DNE_STOP
+    verdict = gate.may_reach(platform, handle, item.author.id)
+    skip = worth.judge(item, verdict, context.config.engagement, own)
     if skip is not None:
         if skip.flag_dne:
             # With their stable id, so the flag holds after a rename too.
             context.people.change(platform, handle, lambda p: _leave_alone(p, item, context))
             counts["flagged"] += 1
-        elif skip.reason.startswith("tried to give instructions") and not run.dry_run:
+        elif skip.reason.startswith("tried to give instructions") and not _looking(run):
             _remember_inbound(run, item, inbox)  # withheld by the gate, and flagged
         _skip(run, inbox, item, skip.reason, counts)
         return None
-    if not run.dry_run:
+    if not _looking(run):
         if _remember_inbound(run, item, inbox):
             # Something of theirs (a display name, say) read as instructions: flagged now.
             _skip(run, inbox, item, "tried to give instructions", counts)
             return None
-        verdict = checks.check(context.people, platform, handle, item.author.id)
+        verdict = gate.may_reach(platform, handle, item.author.id)
     prompt = compose(persona_name=context.config.persona.name, platform=platform,
                      card=card.render_text(verdict, context.settings.tz), message=item.text,
                      rules=_rules(context.home.root), limit=adapter.text_limit)
@@ -212,7 +272,7 @@ def _one(run: Run, item: Inbound, adapter: Adapter, responder: Responder, pipeli
         draft = responder.draft(prompt).strip()
     except DraftFailed as exc:
         # The responder may be down: the item waits for the next run, a few times at most.
-        tries = 0 if run.dry_run else inbox.failed_draft(platform, item.post.id)
+        tries = 0 if _looking(run) else inbox.failed_draft(platform, item.post.id)
         if tries >= DRAFT_TRIES:
             _skip(run, inbox, item, f"no draft after {tries} tries", counts)
             return None
@@ -222,19 +282,17 @@ def _one(run: Run, item: Inbound, adapter: Adapter, responder: Responder, pipeli
         _skip(run, inbox, item, problem, counts)
         return None
     try:
-        outcome = pipeline.send(SendRequest(
-            platform, draft, to=handle, reply_to=item.post.id, dry_run=run.dry_run,
-            thread=item.thread or item.author.thread,
-            aliases=(item.post.url,) if item.post.url else ()))
+        outcome = pipeline.send(_request(run, item, draft))
     except DoNotEngage:
-        _skip(run, inbox, item, "do-not-engage at the send", counts)
-        return 3, DNE_STOP
+        # The read found someone flagged in the thread, or the draft names them: dropped.
+        _skip(run, inbox, item, "do-not-engage", counts)
+        return None
     except (RateLimited, QuotaReached, PlatformDown) as exc:
         return exc.exit_code, f"{type(exc).__name__}: the batch stopped; the rest waits"
     except MemoryUnavailable:
         return 4, "memory unavailable; the batch stopped"
     except Refused as exc:
-        _skip(run, inbox, item, f"refused: {type(exc).__name__}", counts)
+        _skip(run, inbox, item, _reason(exc), counts)
         return None
     except (MissingCredential, Unauthorized, ConfigError) as exc:
         return 2, f"{exc}"
@@ -244,9 +302,10 @@ def _one(run: Run, item: Inbound, adapter: Adapter, responder: Responder, pipeli
         return None
     counts["answered"] += 1
     if outcome.dry_run:
-        run.log.emit("batch.dry_run", routine=run.name, platform=platform,
-                     post=item.post.id[:120], handle=handle)
-        if not run.dry_run:
+        run.log.emit("batch.preview" if outcome.preview else "batch.dry_run",
+                     routine=run.name, platform=platform, post=item.post.id[:120],
+                     handle=handle)
+        if not _looking(run):
             # The platform is set to dry_run in the config while the routine runs for real:
             # the item is done (its would-be reply is in the outbox), not written out again
             # on every run.
@@ -262,16 +321,6 @@ def _one(run: Run, item: Inbound, adapter: Adapter, responder: Responder, pipeli
             run.log.emit("batch.memory_warning", routine=run.name, handle=handle,
                          warnings=len(outcome.aftermath.warnings))
     run.pause(run.config.pause)  # a stop meanwhile ends the loop before the next item
-    return None
-
-
-def _flagged_waiting(run: Run, inbox: Inbox, platform: str,
-                     counts: Counter[str]) -> tuple[int, str] | None:
-    for item in inbox.waiting(platform):
-        verdict = checks.check(run.context.people, platform, item.author.handle, item.author.id)
-        if verdict.status == checks.DNE:
-            _skip(run, inbox, item, "do-not-engage", counts)
-            return 3, DNE_STOP
     return None
 
 
@@ -294,12 +343,19 @@ def _leave_alone(person: Person, item: Inbound, context: Context) -> Outcome:
 
 
 def _result(run: Run, counts: Counter[str], stop: tuple[int, str] | None) -> Result:
+    doing = "would be " if _looking(run) else ""
     parts = [f"{counts['fetched']} fetched" if not run.dry_run else "dry run (no fetch)",
-             f"{counts['answered']} {'would be ' if run.dry_run else ''}answered",
-             f"{counts['skipped']} skipped"]
+             f"{counts['answered']} {doing}answered", f"{counts['skipped']} skipped"]
+    reasons = sorted((k.removeprefix("skipped: "), n) for k, n in counts.items()
+                     if k.startswith("skipped: "))
+    if reasons:
+        parts[-1] += " (" + ", ".join(f"{n} {why}" for why, n in reasons) + ")"
     if counts["flagged"]:
         parts.append(f"{counts['flagged']} flagged do-not-engage")
+    if run.preview:
+        parts.insert(0, "preview")
     summary = ", ".join(parts)
+    plain = {k: v for k, v in counts.items() if not k.startswith("skipped: ")}
     if stop is not None:
-        return Result(f"{summary}; {stop[1]}", exit_code=stop[0], counts=dict(counts))
-    return Result(summary, counts=dict(counts))
+        return Result(f"{summary}; {stop[1]}", exit_code=stop[0], counts=plain)
+    return Result(summary, counts=plain)

@@ -25,6 +25,7 @@ from tactful.core.send.adapter import (
     Forbidden,
     Inbound,
     Page,
+    Party,
     PlatformDown,
     PostRef,
     RateLimited,
@@ -66,11 +67,33 @@ def calls_with_details() -> list[tuple[str, dict[str, Any]]]:
 
 
 def add_post(post_id: str, handle: str, *, user_id: str | None = None, is_bot: bool = False,
-             thread: str | None = None) -> None:
+             thread: str | None = None,
+             parties: list[tuple[str, str | None, str | None]] = ()) -> None:  # type: ignore[assignment]
+    """A post by `handle`; `parties` (role, handle, id) are the others a reply to it reaches
+    (the thread's root author, say), as a platform's read would name them."""
     state = load_state()
     state["posts"][post_id] = {"handle": handle, "id": user_id, "is_bot": is_bot,
-                               "thread": thread or post_id}
+                               "thread": thread or post_id, "parties": list(parties)}
     save_state(state)
+
+
+def add_user(handle: str, user_id: str) -> None:
+    """An account the platform knows: `resolve(handle)` answers its id."""
+    state = load_state()
+    state.setdefault("users", {})[handle] = user_id
+    save_state(state)
+
+
+def fail_reads(kind: str = "down") -> None:
+    """Every read (author, resolve) fails from now on."""
+    state = load_state()
+    state["fail_reads"] = kind
+    save_state(state)
+
+
+def _read_failure() -> None:
+    if load_state().get("fail_reads"):
+        raise PlatformDown("recorder", "HTTP 503 on a read")
 
 
 def add_inbound(post_id: str, handle: str, text: str, *, user_id: str | None = None,
@@ -99,15 +122,19 @@ class RecorderSession:
 
     def author(self, post: PostRef) -> Author:
         record("author", post=post.id)
+        _read_failure()
         found = load_state()["posts"].get(post.id)
         if found is None:
             raise BadInput(f"recorder: no post {post.id}")
         return Author(handle=found["handle"], id=found["id"], is_bot=found["is_bot"],
-                      thread=found["thread"], url=f"https://recorder.example/p/{post.id}")
+                      thread=found["thread"], url=f"https://recorder.example/p/{post.id}",
+                      parties=tuple(Party(*p) for p in found.get("parties", [])))
 
     def resolve(self, handle: str) -> str | None:
         record("resolve", handle=handle)
-        return None
+        _read_failure()
+        found: str | None = load_state().get("users", {}).get(handle)
+        return found
 
     def enable_posting(self, credentials: Mapping[str, str]) -> None:
         record("enable_posting", fields=sorted(credentials))
@@ -161,16 +188,20 @@ class RecorderAdapter:
     post_fields = ("post_token",)
     quotas: Mapping[str, int] = {"reply": 5}
     direct_kind = "dm"  # `--to` without a reply is a direct message, as on Telegram
+    resolves_handles = True
 
     def __init__(self, settings: AdapterSettings) -> None:
         self.settings = settings
 
     def parse_post(self, raw: str) -> PostRef:
-        match = re.fullmatch(r"(?:https://recorder\.example/p/)?([0-9]{1,20})", raw.strip())
+        # https://recorder.example/u/<user id>/p/<n> names its author by stable id
+        match = re.fullmatch(r"(?:https://recorder\.example(?:/u/([0-9]{1,20}))?/p/)?"
+                             r"([0-9]{1,20})", raw.strip())
         if match is None:
             raise BadInput(f"--reply-to {raw[:60]!r} is not a recorder post; give its URL "
                            "(https://recorder.example/p/123) or its id")
-        return PostRef("recorder", match.group(1), f"https://recorder.example/p/{match.group(1)}")
+        return PostRef("recorder", match.group(2), f"https://recorder.example/p/{match.group(2)}",
+                       author_id=match.group(1))
 
     def mentions(self, text: str) -> list[str]:
         found: list[str] = []

@@ -40,24 +40,22 @@ def morning() -> None:
     platform.add_inbound("8", "coinbro", "huge airdrop today, 100x guaranteed")
 
 
-def test_a_morning_batch(cli, config: Path, home: Path) -> None:
+def test_a_morning_batch_skips_a_flagged_author_counts_it_and_goes_on(
+        cli, config: Path, home: Path) -> None:
     cli("dne", "recorder", "mallory", "on", "--reason", "asked in 2025")
     morning()
-    # Meeting the flagged account stops the run (exit 3) once; the next carries on past it.
-    first = cli("--config", str(config), "routine", "run", "reply")
-    assert first.code == 3, first.err
-    assert sent_to() == ["1"]
     result = cli("--config", str(config), "routine", "run", "reply")
     assert result.code == 0, result.err
     assert sent_to() == ["1", "6"]
-    skipped = {e["handle"]: e["reason"] for e in events(first.err + result.err)
+    skipped = {e["handle"]: e["reason"] for e in events(result.err)
                if e["event"] == "batch.skipped"}
     assert skipped == {"mallory": "do-not-engage", "spammer": "spam",
                        "sneaky": "tried to give instructions",
                        "quiet": "asked to be left alone",
                        "botty": "bot already answered in this thread",
                        "coinbro": "crypto shill"}
-    assert "1 answered, 5 skipped, 1 flagged do-not-engage" in result.out
+    assert "2 answered, 6 skipped (" in result.out
+    assert "1 do-not-engage" in result.out and "1 flagged do-not-engage" in result.out
     assert cli("check", "recorder", "quiet").code == 3
     sneaky = (home / "people" / "recorder" / "sneaky.md").read_text()
     assert "prompt-injection" in sneaky and "Ignore all previous" not in sneaky
@@ -65,7 +63,7 @@ def test_a_morning_batch(cli, config: Path, home: Path) -> None:
     assert alice["entries"] == 2  # what she wrote, and my reply
     # no message text in the structured log
     for word in ("sqlite", "airdrop", "Ignore", "beep"):
-        assert word not in first.err + result.err
+        assert word not in result.err
     again = cli("--config", str(config), "routine", "run", "reply")
     assert again.code == 0 and sent_to() == ["1", "6"]
 
@@ -193,7 +191,7 @@ def test_a_platform_in_dry_run_writes_each_would_be_reply_once(cli, config: Path
 
 
 
-def test_a_dry_run_shows_past_a_flagged_account_and_still_exits_3(cli, config: Path,
+def test_a_dry_run_batch_skips_a_flagged_author_and_shows_the_rest(cli, config: Path,
                                                                    home: Path) -> None:
     from datetime import UTC, datetime
 
@@ -210,7 +208,24 @@ def test_a_dry_run_shows_past_a_flagged_account_and_still_exits_3(cli, config: P
     inbox.close()
     for run in (1, 2):  # a dry run settles nothing: the same answer every time
         dry = cli("--config", str(config), "routine", "run", "reply", "--dry-run")
-        assert dry.code == 3, dry.err
+        assert dry.code == 0, dry.err
+        assert "1 would be answered, 1 skipped (1 do-not-engage)" in dry.out
         outbox = (home / "outbox" / "dry-run.jsonl").read_text().splitlines()
         assert [json.loads(x)["handle"] for x in outbox] == ["alice"] * run
     assert sent_to() == []
+
+
+def test_a_batch_named_by_hand_at_a_flagged_account_stops_with_3_before_any_key(
+        cli, config: Path, keyring_log: Path) -> None:
+    from . import recording_keyring
+
+    cli("dne", "recorder", "mallory", "on")
+    morning()
+    result = cli("--config", str(config), "routine", "run", "reply", "--only", "alice",
+                 "--only", "@Mallory")
+    assert result.code == 3, result.err
+    assert "recorder/@mallory: DO_NOT_ENGAGE" in result.out
+    assert recording_keyring.accesses() == [] and sent_to() == []
+    only_alice = cli("--config", str(config), "routine", "run", "reply", "--only", "alice")
+    assert only_alice.code == 0, only_alice.err
+    assert sent_to() == ["1"]  # alice's post, and nobody else's

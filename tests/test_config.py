@@ -14,10 +14,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tactful.core.config import schema
-from tactful.core.config.loader import load_config
+from tactful.core.config.loader import defaults_notice, load_config, user_config_file
 from tactful.core.config.reading import MAX_BYTES, is_secret_key
 from tactful.core.config.schema import CONFIG_SCHEMA, MapOf, Section
-from tactful.core.config.values import Config, MemoryConfig, PersonaConfig, PlatformConfig
+from tactful.core.config.values import (
+    Config,
+    MemoryConfig,
+    PersonaConfig,
+    PlatformConfig,
+    PluginsConfig,
+)
 from tactful.core.config.yamlpos import MapAt, parse
 from tactful.core.errors import BadInput, ConfigError
 
@@ -36,6 +42,14 @@ def error_of(path: Path) -> str:
     message = str(info.value)
     assert len(message.splitlines()) == 1, message
     return message
+
+
+@pytest.fixture(autouse=True)
+def user_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The user config folder, as platformdirs finds it through $XDG_CONFIG_HOME, in tmp_path
+    (never the real user's), not created: a test that wants a file there writes it."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    return tmp_path / "xdg-config" / "tactful"
 
 
 @pytest.fixture(params=["libyaml", "pure-python"])
@@ -73,6 +87,73 @@ def test_explicit_path_beats_env_beats_working_directory(tmp_path: Path) -> None
     from_cwd = load_config(environ={}, cwd=tmp_path)
     assert from_cwd.persona.name == "from-cwd"
     assert from_cwd.source == tmp_path / "tactful.yaml"
+
+
+def test_the_user_config_folder_comes_fourth(tmp_path: Path, user_folder: Path) -> None:
+    user_folder.mkdir(parents=True)
+    in_user_folder = write(user_folder, "persona: {name: from-user-folder}\n")
+    assert user_config_file() == in_user_folder
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+
+    config = load_config(environ={}, cwd=cwd)
+    assert config.persona.name == "from-user-folder"
+    assert config.source == in_user_folder
+    assert not config.defaults_only
+
+    # each of the first three places wins over it
+    write(cwd, "persona: {name: from-cwd}\n")
+    assert load_config(environ={}, cwd=cwd).persona.name == "from-cwd"
+    env_file = write(tmp_path, "persona: {name: from-env}\n", "env.yaml")
+    environ = {"TACTFUL_CONFIG": str(env_file)}
+    assert load_config(environ=environ, cwd=cwd).persona.name == "from-env"
+    explicit = write(tmp_path, "persona: {name: explicit}\n", "explicit.yaml")
+    assert load_config(explicit, environ=environ, cwd=cwd).persona.name == "explicit"
+
+
+def test_the_user_config_folder_follows_xdg_config_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "tactful").mkdir(parents=True)
+    write(elsewhere / "tactful", "persona: {name: elsewhere}\n")
+    assert load_config(environ={}, cwd=tmp_path).defaults_only
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(elsewhere))
+    assert load_config(environ={}, cwd=tmp_path).persona.name == "elsewhere"
+
+
+def test_an_error_in_the_user_folder_file_names_its_full_path(
+    tmp_path: Path, user_folder: Path
+) -> None:
+    user_folder.mkdir(parents=True)
+    path = write(user_folder, "persona:\n  nam: galatea\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(environ={}, cwd=tmp_path)
+    assert str(info.value).startswith(f"{path}:2: persona.nam: unknown key")
+
+
+def test_a_dangling_symlink_in_the_user_folder_is_an_error(
+    tmp_path: Path, user_folder: Path
+) -> None:
+    user_folder.mkdir(parents=True)
+    (user_folder / "tactful.yaml").symlink_to(tmp_path / "gone.yaml")
+    with pytest.raises(ConfigError, match=r"tactful\.yaml: no such config file; fix or remove"):
+        load_config(environ={}, cwd=tmp_path)
+
+
+def test_the_defaults_say_so_and_the_notice_names_every_place(
+    tmp_path: Path, user_folder: Path
+) -> None:
+    config = load_config(environ={}, cwd=tmp_path)
+    assert config.defaults_only and config.source is None
+    notice = defaults_notice()
+    assert len(notice.splitlines()) == 1
+    assert notice.startswith("tactful: note: no config file found")
+    for place in ("$TACTFUL_CONFIG", "./tactful.yaml", str(user_folder / "tactful.yaml")):
+        assert place in notice
+    assert "built-in defaults" in notice
+    # a file that is there but empty is a file, not the defaults
+    assert not load_config(write(tmp_path, ""), environ={}).defaults_only
 
 
 def test_a_missing_explicit_path_is_an_error_not_the_defaults(tmp_path: Path) -> None:
@@ -126,6 +207,20 @@ def test_the_defaults_path_does_not_import_yaml(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["None", "False"]
+
+
+def test_finding_a_file_before_the_user_folder_does_not_import_platformdirs(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path, "persona: {name: near}\n")
+    code = (
+        "import sys, pathlib; from tactful.core.config.loader import load_config; "
+        f"c = load_config(environ={{}}, cwd=pathlib.Path({str(tmp_path)!r})); "
+        "print(c.persona.name, 'platformdirs' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["near", "False"]
 
 
 # ---- the file itself ---------------------------------------------------------------------------
@@ -244,6 +339,44 @@ def test_home_expands_the_tilde(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert load_config(path, environ={}).memory.home == (tmp_path / "user" / "tactful").resolve()
 
 
+# ---- plugins ---------------------------------------------------------------------------------
+
+
+def test_plugins_disabled_is_read_as_written(tmp_path: Path) -> None:
+    path = write(tmp_path, "plugins:\n  disabled: [threads, tactful_mastodon, my.plugin]\n")
+    assert load_config(path, environ={}).plugins == PluginsConfig(
+        ("threads", "tactful_mastodon", "my.plugin"))
+    assert load_config(write(tmp_path, "plugins:\n"), environ={}).plugins == PluginsConfig(())
+    assert Config().plugins.disabled == ()
+
+
+@pytest.mark.parametrize(("text", "line", "key", "fragments"), [
+    pytest.param("persona: {name: a}\nplugins:\n  disable: [x]\n", 3, "plugins.disable",
+                 ["unknown key (expected one of: disabled)", "did you mean 'disabled'?"],
+                 id="typo"),
+    pytest.param("plugins:\n\n  disabled: x\n", 3, "plugins.disabled",
+                 ["expected a list of plugin name", "found", "write a list, e.g. [x]"],
+                 id="not-a-list"),
+    pytest.param("plugins:\n  disabled:\n    - x\n    - 42\n", 4, "plugins.disabled[1]",
+                 ["expected a plugin name", 'quote it if it is meant as text: "42"'],
+                 id="number"),
+    pytest.param("plugins:\n  disabled: ['a = b']\n", 2, "plugins.disabled[0]",
+                 ["expected a plugin name", "left of ="], id="not-an-entry-point-name"),
+    pytest.param("plugins: [x]\n", 1, "plugins", ["expected a mapping with keys disabled"],
+                 id="a-list-for-the-section"),
+    pytest.param("memory: {}\ndisabled: [x]\n", 2, "disabled",
+                 ["unknown key", "did you mean 'plugins.disabled'?"], id="misplaced"),
+])
+def test_a_bad_plugins_section_names_file_line_and_key(
+    tmp_path: Path, text: str, line: int, key: str, fragments: list[str]
+) -> None:
+    path = write(tmp_path, text)
+    message = error_of(path)
+    assert message.startswith(f"{path}:{line}: {key}: "), message
+    for fragment in fragments:
+        assert fragment in message, message
+
+
 # ---- one line per error: file, line, key, expected, found ------------------------------------
 
 # text, line, key path, then fragments that must all be in the message (expected, found, hint)
@@ -316,7 +449,7 @@ ERRORS = [
         1,
         "top level",
         ["expected a mapping with keys persona, memory, platforms, responders, routines, "
-         "engagement, companion, found a list"],
+         "engagement, companion, plugins, found a list"],
         id="top-level-list",
     ),
     pytest.param(
@@ -331,7 +464,7 @@ ERRORS = [
         1,
         "timezone",
         ["unknown key (expected one of: persona, memory, platforms, responders, routines, "
-         "engagement, companion)", "'persona.timezone'"],
+         "engagement, companion, plugins)", "'persona.timezone'"],
         id="key-in-wrong-section",
     ),
     pytest.param(

@@ -71,12 +71,23 @@ def test_forget_leaves_no_trace(  # type: ignore[no-untyped-def]
     assert UNIQUE.encode() not in everything_under(home)
 
 
-def test_forget_keep_dne_keeps_only_the_flag(cli, home: Path, remembered) -> None:  # type: ignore[no-untyped-def]
+def test_forget_keep_dne_keeps_only_what_keeps_the_whole_person_flagged(  # type: ignore[no-untyped-def]
+        cli, home: Path, remembered) -> None:
+    assert cli("dne", "x", HANDLE, "on").code == 0
     assert cli("forget", "x", HANDLE, "--keep-dne").code == 0
     path = home / "people" / "x" / f"{HANDLE}.md"
-    assert path.read_text() == f"---\nplatform: x\nhandle: {HANDLE}\ndo_not_engage: true\n---\n"
+    kept = path.read_text()
+    assert "do_not_engage: true" in kept
+    assert '"5550001"' in kept and f"bluesky/{HANDLE}" in kept  # the id and the link, no more
+    assert "Forget Me" not in kept and "Entries" not in kept
     assert UNIQUE.encode() not in everything_under(home)
     assert cli("check", "x", HANDLE).code == 3
+    # the same person elsewhere stays flagged: the other side keeps its link
+    assert cli("check", "bluesky", HANDLE).code == 3
+    # and so does the account under a new handle, by its id
+    assert cli("remember", "x", "renamed_forgetme", "--kind", "reply", "--they", "hi",
+               "--id", "5550001").code == 0
+    assert cli("check", "x", "renamed_forgetme").code == 3
 
 
 def test_forget_a_corrupt_file_still_forgets(cli, home: Path) -> None:  # type: ignore[no-untyped-def]

@@ -85,3 +85,152 @@ def test_check_and_card_never_make_the_host() -> None:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True).stdout.strip().splitlines()[-1]
     assert out == "[]"
+
+
+# ---- disabling plugins by name -------------------------------------------------------------
+
+
+@pytest.fixture
+def two_plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """A fake installed distribution with the entry points `kept` and `dropped`, each a module of
+    its own that, when imported, writes its name to a marker file and registers an adapter.
+    Yields {entry-point name: module name}; the modules are forgotten afterwards."""
+    suffix = tmp_path.name.replace("-", "_")[-24:]
+    modules = {"kept": f"tactful_test_kept_{suffix}", "dropped": f"tactful_test_dropped_{suffix}"}
+    site = tmp_path / "site"
+    dist = site / "tactful_test_two-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tactful-test-two\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(
+        "[tactful]\n" + "".join(f"{name} = {module}\n" for name, module in modules.items()))
+    marker = tmp_path / "imported.txt"
+    for name, module in modules.items():
+        (site / f"{module}.py").write_text(textwrap.dedent(f"""
+            from pathlib import Path
+            from tactful.core.hookspecs import hookimpl
+
+            with Path({str(marker)!r}).open("a") as marker:
+                marker.write({name!r} + "\\n")
+
+            @hookimpl
+            def register_adapters(register):
+                register({name + "net"!r}, lambda config: {name!r})
+        """))
+    monkeypatch.syspath_prepend(str(site))
+    yield modules
+    for module in modules.values():
+        sys.modules.pop(module, None)
+
+
+def imported(tmp_path: Path) -> list[str]:
+    marker = tmp_path / "imported.txt"
+    return marker.read_text().split() if marker.exists() else []
+
+
+@pytest.mark.parametrize("how", ["load(disabled=...)", "disable() then load()",
+                                 "disable() then collect()"])
+def test_a_disabled_plugin_is_never_imported(
+    tmp_path: Path, two_plugins: dict[str, str], how: str
+) -> None:
+    from tactful.core.config.loader import load_config
+
+    config_file = tmp_path / "tactful.yaml"
+    config_file.write_text("plugins:\n  disabled: [dropped]\n")
+    disabled = load_config(config_file, environ={}).plugins.disabled
+    assert disabled == ("dropped",)
+
+    host = plugins.Host()
+    if how == "load(disabled=...)":
+        host.load(disabled=disabled)
+    elif how == "disable() then load()":
+        host.disable(disabled)
+        host.load()
+    else:
+        host.disable(disabled)
+    adapters = host.collect("register_adapters")
+
+    assert "droppednet" not in adapters and "keptnet" in adapters
+    assert imported(tmp_path) == ["kept"]
+    assert two_plugins["dropped"] not in sys.modules
+    assert not host.manager.has_plugin("dropped") and host.manager.has_plugin("kept")
+    assert host.load_errors == [] and host.load_warnings == []
+    assert host.disabled == {"dropped"}
+
+    # the same entry point, not disabled, is found and imported: the check above could fail
+    other = plugins.Host()
+    assert "droppednet" in other.collect("register_adapters")
+    assert imported(tmp_path) == ["kept", "dropped"]
+
+
+def test_a_disabled_broken_plugin_is_no_load_error(installed: Path) -> None:
+    host = plugins.Host()
+    host.load(disabled=["broken"])
+    assert host.load_errors == []
+    assert "fakenet" in host.collect("register_adapters")
+
+
+def test_a_load_error_ends_with_how_to_fix_or_disable_it(installed: Path) -> None:
+    (installed / "broken_plugin.py").write_text("raise RuntimeError('boom\\n  at import')\n")
+    host = plugins.Host()
+    host.load()
+    [error] = host.load_errors
+    assert error.startswith("plugin 'broken' (broken_plugin) failed to load: "
+                            "RuntimeError: boom at import; ")
+    assert error.endswith("fix or uninstall it, or disable it with "
+                          "`plugins: {disabled: [broken]}` in the config")
+
+
+@pytest.mark.parametrize("name", ["x", "tactful_mastodon", "off", "No", "42", "a:b", "-x", "é"])
+def test_the_disable_hint_is_yaml_that_reads_back_as_the_name(tmp_path: Path, name: str) -> None:
+    from tactful.core.config.loader import load_config
+
+    hint = plugins.disable_hint(name)
+    assert hint.startswith("`") and hint.endswith("`")
+    config_file = tmp_path / "tactful.yaml"
+    config_file.write_text(hint.strip("`") + "\n", encoding="utf-8")
+    assert load_config(config_file, environ={}).plugins.disabled == (name,)
+
+
+def test_a_disabled_name_no_plugin_has_is_a_warning_not_an_error(
+    tmp_path: Path, two_plugins: dict[str, str]
+) -> None:
+    host = plugins.Host()
+    host.load(disabled=["kep", "zzz-nothing-like-it"])
+    assert host.load_errors == []
+    assert len(host.load_warnings) == 2
+    kep, nothing = host.load_warnings
+    assert kep.startswith("plugins.disabled names 'kep', but no installed plugin has that name")
+    assert "did you mean 'kept'?" in kep
+    assert "'zzz-nothing-like-it'" in nothing and "did you mean" not in nothing
+    assert "installed: " in nothing and "kept" in nothing and "dropped" in nothing
+    assert sorted(imported(tmp_path)) == ["dropped", "kept"]  # nothing real was disabled
+
+
+def test_disabling_a_plugin_already_loaded_unregisters_it_and_says_so(installed: Path) -> None:
+    host = plugins.Host()
+    host.load()
+    errors = host.load_errors  # a gate may hold this very list
+    assert [e for e in errors if "'broken'" in e] and host.manager.has_plugin("good")
+    host.load(disabled=[])  # nothing new: nothing happens
+    assert host.load_warnings == []
+
+    host.disable(["good", "broken", "not-installed"])
+    assert host.load_errors is errors and errors == []
+    assert not host.manager.has_plugin("good")
+    assert "fakenet" not in host.collect("register_adapters")
+    assert len(host.load_warnings) == 3
+    late, unknown = host.load_warnings[:2], host.load_warnings[2]
+    assert all("was loaded before plugins.disabled named it" in w for w in late)
+    assert "'not-installed'" in unknown and "no installed plugin has that name" in unknown
+
+
+def test_a_disabled_name_cannot_be_registered_by_hand() -> None:
+    class Impostor:
+        @hookimpl
+        def register_routines(self, register):  # type: ignore[no-untyped-def]
+            register("nightly-sync", "impostor")
+
+    host = plugins.Host(loaded=True)
+    host.disable(["impostor"])
+    host.manager.register(Impostor(), name="impostor")
+    assert host.collect("register_routines") == {}

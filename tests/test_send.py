@@ -10,15 +10,11 @@ from pathlib import Path
 import pytest
 
 from tactful.core.errors import Refused
-from tactful.core.hookspecs import hookimpl
 
 from . import recording_adapter as platform
 from . import recording_keyring
 from .conftest import run_process, tree
-
-
-def sent() -> list[dict[str, object]]:
-    return platform.load_state()["sent"]  # type: ignore[no-any-return]
+from .sending import guard_plugin, sent
 
 
 def refused_before_anything(keyring_log: Path) -> None:
@@ -152,7 +148,8 @@ def test_a_reply_goes_out_and_memory_has_it(cli, recorder, keyring_log, home) ->
     assert result.code == 0, result.err
     assert result.out.strip() == "sent reply to recorder/@alice: https://recorder.example/p/1"
     assert sent() == [{"text": "glad it worked, @bob", "reply_to": "10", "to": None, "id": "1"}]
-    assert platform.calls() == ["open", "author", "enable_posting", "send", "close"]
+    # the author read, then @bob resolved to its id, all before the posting key
+    assert platform.calls() == ["open", "author", "resolve", "enable_posting", "send", "close"]
     assert recording_keyring.reads() == ["recorder/default/read_token",
                                          "recorder/default/post_token"]
     card = cli("card", "recorder", "alice", "--json")
@@ -302,7 +299,8 @@ def test_bad_input_exits_2_and_sends_nothing(cli, recorder, keyring_log, argv, m
     result = cli(*argv)
     assert result.code == 2, result.err
     assert message in result.err
-    assert len([x for x in result.err.splitlines() if "warning:" not in x]) == 1
+    assert len([x for x in result.err.splitlines()
+                if "warning:" not in x and "note:" not in x]) == 1
     refused_before_anything(keyring_log)
 
 
@@ -352,21 +350,6 @@ def _thaw(root: Path) -> None:
 
 # ---- guards from plugins -----------------------------------------------------------------------
 
-class _Guards:
-    def __init__(self, guard) -> None:  # type: ignore[no-untyped-def]
-        self.guard = guard
-
-    @hookimpl
-    def register_guards(self, register):  # type: ignore[no-untyped-def]
-        register("test-guard", self.guard)
-
-
-def _install_guard(guard) -> None:  # type: ignore[no-untyped-def]
-    from tactful.core import plugins
-
-    plugins.host().load()
-    plugins.host().manager.register(_Guards(guard), name="guards-plugin")
-
 
 def test_a_plugin_guard_refuses_before_any_key(cli, recorder, keyring_log) -> None:
     seen = []
@@ -375,8 +358,8 @@ def test_a_plugin_guard_refuses_before_any_key(cli, recorder, keyring_log) -> No
         seen.append((attempt.platform, attempt.action, attempt.to, attempt.mentions))
         raise Refused("quiet hours: no posts before 8:00")
 
-    _install_guard(quiet_hours)
-    result = cli("send", "recorder", "--to", "alice", "--text", "hi @bob")
+    with guard_plugin(quiet_hours):
+        result = cli("send", "recorder", "--to", "alice", "--text", "hi @bob")
     assert result.code == 5 and "quiet hours" in result.err
     assert seen == [("recorder", "dm", "alice", ["bob"])]
     refused_before_anything(keyring_log)
@@ -386,8 +369,8 @@ def test_a_plugin_guard_that_breaks_refuses_and_is_named(cli, recorder, keyring_
     def broken(attempt) -> None:  # type: ignore[no-untyped-def]
         raise KeyError("oops")
 
-    _install_guard(broken)
-    result = cli("send", "recorder", "--to", "alice", "--text", "hi")
+    with guard_plugin(broken):
+        result = cli("send", "recorder", "--to", "alice", "--text", "hi")
     assert result.code == 1
     assert "guard 'test-guard' of plugin 'guards-plugin' failed" in result.err
     refused_before_anything(keyring_log)
@@ -459,16 +442,25 @@ def test_a_configured_platform_without_an_adapter(cli, recorder, keyring_log, tm
     assert result.code == 2 and "did you mean 'bluesky'?" in result.err
 
 
-def test_a_broken_plugin_is_named_and_the_others_still_send(cli, recorder, keyring_log,
-                                                           tmp_path: Path) -> None:
+def test_a_plugin_that_fails_to_load_stops_every_send_until_it_is_disabled(
+        cli, recorder, keyring_log, tmp_path: Path) -> None:
     site = tmp_path / "site"
     dist = site / "tactful_recorder-0.1.dist-info"
     (dist / "entry_points.txt").write_text(
         "[tactful]\nrecorder = tests.recording_adapter\nzzbroken = zz_broken_plugin\n")
     (site / "zz_broken_plugin.py").write_text("raise RuntimeError('boom at import')\n")
-    result = cli("send", "recorder", "--to", "alice", "--text", "hi")
+    for extra in ([], ["--dry-run"]):
+        result = cli("send", "recorder", "--to", "alice", "--text", "hi", *extra)
+        assert result.code == 4, result.err
+        assert "plugin 'zzbroken' (zz_broken_plugin) failed to load: RuntimeError: boom" \
+            in result.err
+        assert "plugins: {disabled: [zzbroken]}" in result.err
+    refused_before_anything(keyring_log)
+    assert sent() == []
+    config = tmp_path / "tactful.yaml"
+    config.write_text("plugins:\n  disabled: [zzbroken]\n")
+    result = cli("--config", str(config), "send", "recorder", "--to", "alice", "--text", "hi")
     assert result.code == 0, result.err
-    assert "plugin 'zzbroken' (zz_broken_plugin) failed to load: RuntimeError: boom" in result.err
     assert len(sent()) == 1
 
 
@@ -496,12 +488,10 @@ def test_forget_blanks_the_ledger_and_the_outbox(cli, recorder, keyring_log, hom
 def test_the_pipeline_in_process(recorder, keyring_log, home) -> None:
     from tactful.core.cli.context import Context
     from tactful.core.errors import DoNotEngage
-    from tactful.core.plugins import host
     from tactful.core.send.pipeline import Pipeline, SendRequest
 
     context = Context()
-    pipeline = Pipeline(config=context.config, home=context.home, people=context.people,
-                        settings=context.settings, host=host())
+    pipeline = Pipeline(context.make_gate())
     outcome = pipeline.send(SendRequest("recorder", "hello", to="alice"))
     assert outcome.sent is not None and outcome.sent.url == "https://recorder.example/p/1"
     context.people.change("recorder", "mallory",

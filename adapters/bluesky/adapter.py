@@ -194,6 +194,9 @@ class BlueskyAdapter:
     post_fields: tuple[str, ...] = ()
     quotas: Mapping[str, int] = {}  # Bluesky limits by points per hour, not posts per day
     direct_kind = "mention"  # a post --to someone is a public post that @mentions them
+    # com.atproto.identity.resolveHandle turns any handle into its DID (an unknown handle is
+    # a 400 InvalidRequest, which `BlueskySession.resolve` answers as None).
+    resolves_handles = True
 
     def __init__(self, settings: AdapterSettings) -> None:
         self.settings = settings
@@ -210,7 +213,9 @@ class BlueskyAdapter:
         else:
             actor, rkey = self._parse_url(raw, text)
         if is_did(actor):
-            return PostRef(PLATFORM, post_uri(actor, rkey), post_url(actor, rkey), None)
+            # The DID names the author offline: the gate checks it before any credential.
+            return PostRef(PLATFORM, post_uri(actor, rkey), post_url(actor, rkey), None,
+                           author_id=actor)
         if not is_handle(actor):
             raise BadInput(f"{PLATFORM}: {_shown(actor)} in post reference {_shown(raw)} is "
                            f"neither a handle (alice.bsky.social) nor a DID (did:plc:…); "

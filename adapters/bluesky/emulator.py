@@ -161,10 +161,13 @@ class BlueskyEmulator(Emulator):
             return user.handle
 
     def add_post(self, handle: str, text: str, *, reply_to: str | None = None,
-                 replies_disabled: bool = False) -> str:
+                 quote: str | None = None, replies_disabled: bool = False) -> str:
         """A post by `handle` (added if unknown); returns its https://bsky.app URL.
-        `reply_to`: a URL or at:// URI of an existing post. `replies_disabled`: a threadgate
-        on this post that lets nobody reply (the AppView then says viewer.replyDisabled)."""
+        `reply_to`: a URL or at:// URI of an existing post, whoever wrote it: the new post's
+        record.reply names that post as parent and its thread's root as root, as the app
+        makes them. `quote`: a post this one quotes (an app.bsky.embed.record embed).
+        `replies_disabled`: a threadgate on this post that lets nobody reply (the AppView
+        then says viewer.replyDisabled)."""
         with self._lock:
             did = self.add_user(handle)
             record: dict[str, Any] = {"$type": POST, "text": text,
@@ -176,6 +179,12 @@ class BlueskyEmulator(Emulator):
                 root = parent.record.get("reply", {}).get("root") or \
                     {"uri": parent.uri, "cid": parent.cid}
                 record["reply"] = {"root": root, "parent": {"uri": parent.uri, "cid": parent.cid}}
+            if quote is not None:
+                quoted = self._find(quote)
+                if quoted is None:
+                    raise ValueError(f"quote {quote!r} names no post of this emulator")
+                record["embed"] = {"$type": "app.bsky.embed.record",
+                                   "record": {"uri": quoted.uri, "cid": quoted.cid}}
             facets = self._mention_facets(text)
             if facets:
                 record["facets"] = facets

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,7 @@ from tactful.core.send.adapter import (
     Forbidden,
     Inbound,
     Page,
+    Party,
     PlatformDown,
     PostRef,
     RateLimited,
@@ -59,6 +60,8 @@ PAGE_SIZE = 100  # the most listNotifications returns at once
 MAX_PAGES = 10  # fetch_inbound reads at most this many pages, so it always ends
 INBOUND_REASONS = ("mention", "reply")
 _TOKEN_ERRORS = frozenset({"ExpiredToken", "InvalidToken", "AuthenticationRequired"})
+_NO_SUCH_HANDLE = "InvalidRequest"  # resolveHandle's 400 for a handle no account has
+ROOT_AUTHOR = "thread root author"
 # Failures that happen before a request leaves this machine: the post surely did not go out.
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
@@ -113,7 +116,24 @@ class BlueskySession:
     # ---- reads --------------------------------------------------------------------------------
 
     def author(self, post: PostRef) -> Author:
-        return self._read(post).author
+        """The author, with one request, and as `parties` the thread root author whenever the
+        post is a reply (Bluesky notifies a reply's root and parent authors; the parent is
+        the post answered, whose author this is). The root's URI names its author by DID
+        only, and memory may know them by handle only: a second read (getProfile) names
+        them by both."""
+        found = self._read(post).author
+        return replace(found, parties=tuple(self._named(p) for p in found.parties))
+
+    def _named(self, party: Party) -> Party:
+        if party.handle is not None or party.id is None:
+            return party
+        with _calling("look up the thread root's author (getProfile)"):
+            profile = self._client.get_profile(party.id)
+        if profile.handle == INVALID_HANDLE:
+            raise Refused(f"{PLATFORM}: the thread's root author ({party.id}) has a handle that "
+                          "no longer verifies, so memory cannot tell who it is; nothing was "
+                          "sent")
+        return replace(party, handle=normalize_handle(profile.handle, PLATFORM))
 
     def _read(self, post: PostRef) -> _Post:
         """One request: getPosts for a DID reference, getPostThread for a handle reference
@@ -153,6 +173,9 @@ class BlueskySession:
         return known
 
     def resolve(self, handle: str) -> str | None:
+        """The DID of `handle` with one request (com.atproto.identity.resolveHandle), None
+        when Bluesky says no account has it (400 InvalidRequest). Any other failure raises
+        (RateLimited, Unauthorized, PlatformDown, BadInput): never None for a failed read."""
         name = normalize_handle(handle, PLATFORM)
         if name in self._dids:
             return self._dids[name]
@@ -161,9 +184,12 @@ class BlueskySession:
             try:
                 did = self._client.resolve_handle(name).did
             except sdk.BadRequestError as error:
-                if _error_name(error) in _TOKEN_ERRORS:
-                    raise  # the session's fault, not the handle's: _calling maps it
-                did = None  # 400 InvalidRequest: no account has this handle
+                if _error_name(error) != _NO_SUCH_HANDLE:
+                    raise  # the session's or the server's fault, not the handle's: mapped
+                did = None  # 400 InvalidRequest ("Unable to resolve handle"): no such account
+        if did is not None and not is_did(did):
+            raise PlatformDown(PLATFORM, "resolveHandle answered with something that is not a "
+                               "DID")
         self._dids[name] = did
         return did
 
@@ -280,7 +306,12 @@ class BlueskySession:
             return None
         reply = getattr(record, "reply", None)
         root = reply.root.uri if reply else item.uri
-        author = _author(item.author, item.uri, root)
+        try:
+            author = _author(item.author, item.uri, root)
+        except PlatformDown:
+            log.warning("%s: skipped a notification whose thread root cannot be read",
+                        PLATFORM)
+            return None
         _, rkey = split_post_uri(item.uri)
         post = PostRef(PLATFORM, item.uri, post_url(author.handle, rkey), author.handle)
         return Inbound(post=post, author=author, text=text, at=_time(item.indexed_at),
@@ -327,7 +358,27 @@ def _author(profile: Any, uri: str, root: str) -> Author:
     labels = getattr(profile, "labels", None) or []
     return Author(handle=handle, id=profile.did, display_name=profile.display_name or None,
                   is_bot=any(label.val == "bot" for label in labels),  # the self-label
-                  thread=root, url=post_url(handle, rkey))
+                  thread=root, url=post_url(handle, rkey), parties=_parties(uri, root))
+
+
+def _parties(uri: str, root: str) -> tuple[Party, ...]:
+    """Who else a reply to post `uri` reaches. Bluesky notifies a reply's parent author (the
+    author of `uri` itself) and its thread root author: the root's at:// URI names the latter
+    (by DID, as records always do), so no read beyond the post's own is needed."""
+    if root == uri:
+        return ()
+    try:
+        actor, _ = split_post_uri(root)
+    except ValueError:
+        raise PlatformDown(PLATFORM, f"the post's thread root {root[:80]!r} is not the at:// "
+                           "URI of a post, so its author cannot be checked") from None
+    if is_did(actor):
+        return (Party(ROOT_AUTHOR, id=actor),)
+    try:
+        return (Party(ROOT_AUTHOR, handle=normalize_handle(actor, PLATFORM)),)
+    except BadInput:
+        raise PlatformDown(PLATFORM, f"the post's thread root names its author as "
+                           f"{actor[:80]!r}, neither a DID nor a handle") from None
 
 
 def _retry_after(error: sdk.RateLimitExceededError) -> float | None:

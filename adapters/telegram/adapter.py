@@ -101,7 +101,11 @@ def parse_post(raw: str) -> PostRef:
     if _POST_ID.fullmatch(text):
         chat, message_id = split_post_id(text)
         chat = chat.lower()  # usernames are case-insensitive: one post, one id, one ledger key
-        return PostRef(PLATFORM, f"{chat}/{message_id}", url=post_url(chat, message_id))
+        # A positive chat id is a private chat, whose id is its user's id: the reference names
+        # the person a reply reaches, so the gate can check them before any credential.
+        private = chat.isdigit()
+        return PostRef(PLATFORM, f"{chat}/{message_id}", url=post_url(chat, message_id),
+                       author_id=chat if private else None)
     return _parse_link(raw, text)
 
 
@@ -201,6 +205,9 @@ class TelegramAdapter:
     post_fields: tuple[str, ...] = ()
     quotas: Mapping[str, int] = MappingProxyType({})  # Telegram answers 429 instead
     direct_kind = "dm"  # `--to` names a chat: a private message, or a post in a group
+    # No: the Bot API looks up no user by username (getChat takes public chats' usernames
+    # only), so the gate checks every party Telegram names by its handle or numeric id.
+    resolves_handles = False
 
     def __init__(self, settings: AdapterSettings) -> None:
         self.settings = settings

@@ -32,10 +32,11 @@ from aiogram.exceptions import (
 )
 from aiogram.types import BotCommand, BufferedInputFile, Message
 
-from tactful.core.companion.gateway import COMMANDS, Blocked, Gateway, Incoming
+from tactful.core.companion.gateway import COMMANDS, Blocked, Gateway, Incoming, file_line
 from tactful.core.errors import BadInput
 from tactful.core.memory.handles import normalize_handle
 from tactful.core.schedule.events import EventLog
+from tactful.core.send.gate import Ticket
 
 from .session import _LoopbackSession
 
@@ -87,10 +88,13 @@ class TelegramChannel:
         with contextlib.suppress(Exception):  # an indicator that fails costs nothing
             await self.bot.send_chat_action(chat_id, "typing")
 
-    async def send(self, chat_id: int, text: str) -> None:
+    async def send(self, chat_id: int, text: str, *, ticket: Ticket) -> None:
+        ticket.require(text)  # nothing goes out that the send gate did not admit
         await self._retrying(chat_id, lambda: self.bot.send_message(chat_id, text))
 
-    async def send_file(self, chat_id: int, name: str, data: bytes) -> None:
+    async def send_file(self, chat_id: int, name: str, data: bytes, *,
+                        ticket: Ticket) -> None:
+        ticket.require(file_line(name))
         document = BufferedInputFile(data, filename=name)
         await self._retrying(chat_id, lambda: self.bot.send_document(chat_id, document))
 
@@ -226,7 +230,7 @@ async def serve(context: Any, host: Any, log: EventLog, stop: threading.Event) -
         default_tz=config.persona.timezone,
         responder=responder_for(config.companion.responder, config, host,
                                 where="companion.responder"),
-        channel=channel, people=context.people, log=log, clock=context.now)
+        channel=channel, gate=context.make_gate(), log=log, clock=context.now)
     try:
         companion = Companion(gateway, bot, log, context.now,
                               pass_every=config.companion.memory_pass_hours * 3600)

@@ -56,6 +56,7 @@ from tactful.core.errors import BadInput, TactfulError
 from tactful.core.memory.handles import normalize_handle
 from tactful.core.send.adapter import (
     Author,
+    AuthorUnknown,
     Forbidden,
     Inbound,
     Page,
@@ -138,14 +139,14 @@ class TelegramSession:
     def author(self, post: PostRef) -> Author:
         chat, _ = self._post(post)
         if not chat.isdigit():
-            raise BadInput(
+            raise AuthorUnknown(
                 f"telegram: the Bot API cannot tell who wrote message {post.id} (a group or "
                 "channel message can only be read as it arrives); name the person you answer "
                 "with --to HANDLE so the guards can check them")
         info = self._call(lambda: self._bot.get_chat(chat_id=int(chat)), write=False)
         if info.type != "private":
-            raise BadInput(f"telegram: chat {chat} is not a private chat; name the person "
-                           "you answer with --to HANDLE")
+            raise AuthorUnknown(f"telegram: chat {chat} is not a private chat; name the "
+                                "person you answer with --to HANDLE")
         handle = normalize_handle(info.username, PLATFORM) if info.username else str(info.id)
         name = " ".join(p for p in (info.first_name, info.last_name) if p) or None
         # A bot cannot chat privately with another bot, so the user of a private chat is a
@@ -154,6 +155,9 @@ class TelegramSession:
                       thread=chat, url=None)
 
     def resolve(self, handle: str) -> str | None:
+        """A numeric handle is its own id; a username cannot be looked up (the Bot API has no
+        user search), so None, without a request. `TelegramAdapter.resolves_handles` is
+        False: the send gate never takes this None as "no such account"."""
         body = handle[1:] if handle.startswith("@") else handle
         return body if body.isdigit() else None
 

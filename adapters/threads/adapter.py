@@ -142,23 +142,27 @@ def shortcode_of(post: PostRef) -> str | None:
 def mentions(text: str) -> list[str]:
     """Every @username in `text` as Threads links it: normalized, in order, each once.
 
-    Skipped: e-mail addresses and words with '@' inside, '@' in links, fediverse addresses
-    (`@bob@mastodon.social` names no Threads account), and names longer than 30 characters.
+    Skipped: e-mail addresses and words with '@' inside, and '@' in links. A superset of what
+    Threads links, on purpose (a missed mention would skip the do-not-engage check, an extra
+    one only checks more): a name followed by more name characters or by '@'
+    (`@bob.art@mastodon.social`, a name over 30 characters) counts by its first 30 characters,
+    and a dotted name by every part before a dot too (`@bob.art` also counts as `@bob`).
     """
     masked = _LINK.sub(lambda m: " " * len(m.group()), text)
     found: list[str] = []
     for match in _MENTION.finditer(masked):
-        start, end = match.span()
+        start = match.start()
         if start > 0 and masked[start - 1] in _NOT_BEFORE:
             continue
-        if end < len(masked) and (masked[end] in _NAME_CHAR or masked[end] == "@"):
-            continue  # longer than a username may be, or an address on another server
-        try:
-            handle = normalize_handle(match.group(1), PLATFORM)
-        except BadInput:
-            continue
-        if handle not in found:
-            found.append(handle)
+        name = match.group(1)
+        parts = name.split(".")
+        for candidate in [".".join(parts[:n]) for n in range(len(parts), 0, -1)]:
+            try:
+                handle = normalize_handle(candidate, PLATFORM)
+            except BadInput:
+                continue
+            if handle not in found:
+                found.append(handle)
     return found
 
 
@@ -223,6 +227,9 @@ class ThreadsAdapter:
     # Per profile, rolling 24 hours (Meta's publishing limits); the ledger counts against them.
     quotas: Mapping[str, int] = MappingProxyType({"post": 250, "reply": 1000})
     direct_kind = "mention"  # Threads has no direct messages: --to means an @mention post
+    # No: the Graph API turns no handle into a user id (profile_lookup needs advanced access
+    # and answers no id), so the gate checks every party Threads names by its handle.
+    resolves_handles = False
 
     def __init__(self, settings: AdapterSettings, *, timeout: float = 10.0,
                  container_checks: int = 5, container_interval: float = 1.0,

@@ -14,8 +14,10 @@ It answers, under /v1.0, what tactful's session calls, in Meta's wire format:
 tactful: a missing or wrong token (401, code 190), a reply_to_id or creation_id that names no
 post or container, text over 500 (emoji counting their UTF-8 bytes), unknown fields, another
 user's edges. Posts of other users are seeded with `add_post`; replies are threaded like on
-Threads (root_post, replied_to). A post is inbound when it @mentions the persona (the mentions
-list) or replies to one of the persona's posts (the replies under it).
+Threads (root_post, replied_to), quotes name their post (is_quote_post, quoted_post), and
+`delete_post` / `make_private` make a post unreadable or its author's username withheld. A
+post is inbound when it @mentions the persona (the mentions list) or replies to one of the
+persona's posts (the replies under it).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ class _User:
     handle: str
     display_name: str | None
     is_bot: bool  # Threads shows no such flag; kept so seeding looks the same on every platform
+    private: bool = False  # a private profile: others read its posts without username/permalink
 
 
 @dataclass
@@ -70,6 +73,7 @@ class _Post:
     parent: _Post | None
     via_api: bool  # published through the API (what `sent()` lists), not seeded
     children: list[_Post] = field(default_factory=list)
+    quoted: _Post | None = None  # the post this one quotes
 
     @property
     def root(self) -> _Post:
@@ -147,16 +151,39 @@ class ThreadsEmulator(Emulator):
             user.is_bot = is_bot or user.is_bot
         return user.id
 
-    def add_post(self, handle: str, text: str, *, reply_to: str | None = None) -> str:
+    def add_post(self, handle: str, text: str, *, reply_to: str | None = None,
+                 quote: str | None = None) -> str:
         """A post by `handle` (the account is made if new); its public URL. `reply_to` is a
-        post URL or media id; the post threads under it like a Threads reply."""
+        post URL or media id, whoever wrote it; the post threads under it like a Threads
+        reply (root_post: the thread's first post, replied_to: the post answered). `quote`
+        is a post this one quotes (is_quote_post, quoted_post)."""
         author = self._users_get(handle)
         with self._state:
             parent = self._find(reply_to) if reply_to is not None else None
             if reply_to is not None and parent is None:
                 raise ValueError(f"threads emulator: no post {reply_to!r} to reply to")
+            quoted = self._find(quote) if quote is not None else None
+            if quote is not None and quoted is None:
+                raise ValueError(f"threads emulator: no post {quote!r} to quote")
             post = self._new_post(author, text, parent, via_api=False)
+            post.quoted = quoted
             return self._url(post)
+
+    def delete_post(self, reference: str) -> None:
+        """Delete a post: reading it is then the 400 Threads answers for a missing object
+        (its replies stay, still naming it as their root_post / replied_to)."""
+        with self._state:
+            post = self._find(reference)
+            if post is None:
+                raise KeyError(reference)
+            del self._posts[post.id]
+            del self._by_code[post.shortcode]
+
+    def make_private(self, handle: str) -> None:
+        """A private profile: its posts are read without `username` and `permalink`, which
+        Threads gives only for public profiles and the app's own user."""
+        with self._state:
+            self._users_get(handle).private = True
 
     def sent(self) -> list[dict[str, Any]]:
         """What the persona published through the API, in order."""
@@ -309,8 +336,12 @@ class ThreadsEmulator(Emulator):
             "username": post.author.handle, "permalink": self._url(post),
             "shortcode": post.shortcode, "timestamp": _graph_time(post.at),
             "is_reply": post.parent is not None, "has_replies": bool(post.children),
-            "is_quote_post": False,
+            "is_quote_post": post.quoted is not None,
         }
+        if post.quoted is not None:
+            full["quoted_post"] = {"id": post.quoted.id}
+        if post.author.private and post.author is not self._me:
+            del full["username"], full["permalink"]
         if post.parent is not None:
             full["root_post"] = {"id": post.root.id}
             full["replied_to"] = {"id": post.parent.id}

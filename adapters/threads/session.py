@@ -12,6 +12,7 @@ import ipaddress
 import json
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
@@ -30,13 +31,14 @@ from tactful.adapters.threads.adapter import (
     shortcode_of,
     text_length,
 )
-from tactful.core.errors import BadInput, TactfulError
+from tactful.core.errors import BadInput, Refused, TactfulError
 from tactful.core.memory.handles import normalize_handle
 from tactful.core.send.adapter import (
     Author,
     Forbidden,
     Inbound,
     Page,
+    Party,
     PlatformDown,
     PostRef,
     RateLimited,
@@ -49,6 +51,8 @@ if TYPE_CHECKING:
 
 # What a post is read with: enough for its author, its thread root and its public URL.
 POST_FIELDS = "id,username,text,permalink,timestamp,shortcode,is_reply,root_post,replied_to"
+ROOT_FIELDS = "id,username,permalink"  # what the read of a thread's root asks for
+ROOT_AUTHOR = "thread root author"
 OWN_FIELDS = "id,timestamp,has_replies"
 OWN_WINDOW = 25  # how many of the persona's newest posts (and replies) are looked at for replies
 PAGE_MAX = 100  # the most items one Graph list request returns
@@ -82,17 +86,46 @@ class ThreadsSession:
     # ---- the Session protocol ---------------------------------------------------------------
 
     def author(self, post: PostRef) -> Author:
-        """One read: GET /{media-id}, or for a URL one page of the persona's mentions."""
+        """One read: GET /{media-id}, or for a URL one page of the persona's mentions; and when
+        the post is itself a reply, a second read of its thread's root (GET /{root_post}),
+        whose author is a party as "thread root author" (Threads shows the whole thread,
+        root first, under a reply, and notifies the root's author). A root that cannot be
+        read, or comes without its author's username, refuses: its author cannot be checked."""
         code = shortcode_of(post)
         if code is not None and code not in self._media_ids:
-            return self._author_of(self._find_by_shortcode(post, code))
-        media_id = self._media_ids.get(code, post.id) if code else post.id
-        item = self._read(f"/{media_id}", {"fields": POST_FIELDS}, missing=post)
-        return self._author_of(item)
+            item = self._find_by_shortcode(post, code)
+        else:
+            media_id = self._media_ids.get(code, post.id) if code else post.id
+            item = self._read(f"/{media_id}", {"fields": POST_FIELDS}, missing=post)
+        author = self._author_of(item)
+        root = _thread_root(item)
+        if item.get("is_reply") is True and not _named_root(item):
+            raise Refused(f"{PLATFORM}: post {author.url or item.get('id')} is a reply, but "
+                          "Threads did not say which thread it belongs to, so the thread's "
+                          "first author cannot be checked; nothing was sent")
+        if root is None or root == item.get("id"):
+            return author
+        return replace(author, parties=(self._root_author(root),))
+
+    def _root_author(self, root: str) -> Party:
+        def unreadable(detail: str) -> TactfulError:
+            return Refused(f"{PLATFORM}: the first post of this thread ({root}) cannot be read "
+                           f"with this token ({detail}), so its author cannot be checked; "
+                           "nothing was sent")
+
+        body = self._call("GET", f"/{root}", params={"fields": ROOT_FIELDS},
+                          refusal=unreadable)
+        username = body.get("username")
+        if not isinstance(username, str) or not username:
+            # Threads gives the username of public profiles and the persona's own only.
+            raise unreadable("Threads did not say who wrote it: a private profile?")
+        return Party(ROOT_AUTHOR, handle=normalize_handle(username, PLATFORM))
 
     def resolve(self, handle: str) -> str | None:
         """Only the persona's own id: Threads gives no one else's (profile lookups need
-        advanced access and return no id). At most one read, GET /me, once per session."""
+        advanced access and return no id). At most one read, GET /me, once per session.
+        `ThreadsAdapter.resolves_handles` is False, so the send gate never relies on this
+        for anyone else: it checks the other parties by handle."""
         wanted = normalize_handle(handle, PLATFORM)
         user_id, username = self._me()
         return user_id if wanted == username else None
@@ -432,6 +465,14 @@ def _thread_root(item: Mapping[str, Any]) -> str | None:
         return root
     media_id = item.get("id")
     return media_id if isinstance(media_id, str) else None
+
+
+def _named_root(item: Mapping[str, Any]) -> bool:
+    """Does the answer name the thread's top-level post (`root_post`)?"""
+    root = item.get("root_post")
+    if isinstance(root, dict):
+        root = root.get("id")
+    return isinstance(root, str) and bool(root)
 
 
 def _timestamp(raw: object) -> datetime | None:

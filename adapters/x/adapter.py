@@ -189,6 +189,8 @@ class XAdapter:
     # Mentions of the persona are read in user context (GET /2/users/me, then its mentions):
     # the batch replier adds the posting keys before it fetches.
     fetch_needs_posting = True
+    # GET /2/users/by/username/{name} turns any username into its stable user id.
+    resolves_handles = True
 
     def __init__(self, settings: AdapterSettings) -> None:
         self.settings = settings

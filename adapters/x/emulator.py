@@ -85,6 +85,7 @@ class _User:
     username: str
     name: str
     is_bot: bool  # kept for the uniform seeding API; X's API has no field that says so
+    protected: bool = False  # its posts are hidden from the app (not-authorized-for-resource)
 
 
 @dataclass
@@ -98,6 +99,7 @@ class _Post:
     in_reply_to_user_id: str | None = None
     mentions: list[tuple[str, int, int]] = field(default_factory=list)
     reply_settings: str = "everyone"
+    quoted: str | None = None  # the id of the post this one quotes
 
 
 def _problem(status: int, title: str, detail: str, kind: str = "about:blank",
@@ -158,15 +160,40 @@ class XEmulator(Emulator):
             return user.id
 
     def add_post(self, handle: str, text: str, *, reply_to: str | None = None,
-                 reply_settings: str = "everyone") -> str:
+                 quote: str | None = None, reply_settings: str = "everyone") -> str:
         """A post by `handle` (made a user if new); returns its public URL. `reply_to` is such
-        a URL (or a bare id); `reply_settings="mentionedUsers"` lets only the people the post
-        mentions reply, as X's conversation settings do."""
+        a URL (or a bare id), whoever wrote it: the post joins that conversation and replies
+        to its author (in_reply_to_user_id). `quote` is a post this one quotes. Every
+        `@name` in `text` is a mention entity, as X makes them. `reply_settings=
+        "mentionedUsers"` lets only the people the post mentions reply, as X's conversation
+        settings do."""
         self.add_user(handle)
         with self._lock:
             author = self._users[handle.removeprefix("@").lower()]
             parent = self._post_for(reply_to) if reply_to is not None else None
-            return self._url(self._create(author, text, parent, reply_settings))
+            quoted = self._post_for(quote) if quote is not None else None
+            return self._url(self._create(author, text, parent, reply_settings, quoted))
+
+    def rename_user(self, handle: str, new_handle: str) -> str:
+        """Change an account's username; its id stays (as on X). Returns the new username."""
+        username = new_handle.removeprefix("@")
+        if not _USERNAME.fullmatch(username):
+            raise ValueError(f"not an X username: {new_handle!r}")
+        with self._lock:
+            user = self._users.pop(handle.removeprefix("@").lower())
+            user.username = username
+            self._users[username.lower()] = user
+            return username
+
+    def delete_post(self, reference: str) -> None:
+        """Delete a post: a read of it, or of a post that references it, finds it gone."""
+        with self._lock:
+            del self._posts[self._post_for(reference).id]
+
+    def protect(self, handle: str) -> None:
+        """Make an account protected: its posts are hidden from the app from now on."""
+        with self._lock:
+            self._users[handle.removeprefix("@").lower()].protected = True
 
     def sent(self) -> list[dict[str, Any]]:
         """What the persona posted through the API, in order."""
@@ -260,7 +287,12 @@ class XEmulator(Emulator):
                     "Reply to this conversation is not allowed because you have not been "
                     "mentioned or otherwise engaged by the author of the post you are "
                     "replying to."))
-        post = self._create(self._users[self.persona.lower()], text, parent, "everyone")
+        quoted = None
+        if "quote_tweet_id" in body:
+            quoted = self._posts.get(str(body["quote_tweet_id"]))
+            if quoted is None:
+                return _invalid("$.quote_tweet_id: no such post", "quote_tweet_id")
+        post = self._create(self._users[self.persona.lower()], text, parent, "everyone", quoted)
         self._posted.append(post.id)
         return Reply(201, {"data": {"id": post.id, "text": post.text,
                                     "edit_history_tweet_ids": [post.id]}})
@@ -285,6 +317,8 @@ class XEmulator(Emulator):
         post = self._posts.get(post_id)
         if post is None:
             return _not_found("tweet", "id", post_id)
+        if self._user_by_id(post.author_id).protected:
+            return _not_authorized(post_id)
         return Reply(200, self._tweets_json([post], fields, single=True))
 
     def _get_user(self, request: Request, username: str) -> Reply:
@@ -345,14 +379,64 @@ class XEmulator(Emulator):
 
     def _tweets_json(self, posts: list[_Post], fields: tuple[set[str], set[str], set[str]],
                      *, single: bool) -> dict[str, Any]:
+        """The answer with `data`, and `includes` and `errors` as the expansions ask: the
+        users (authors, mentioned accounts, replied-to accounts, authors of referenced posts)
+        once each, authors first, and the referenced posts; a referenced post that is gone or
+        hidden is an entry of `errors`, as X reports it."""
         expansions, tweet_fields, user_fields = fields
         data = [self._tweet_json(p, tweet_fields) for p in posts]
         answer: dict[str, Any] = {"data": data[0] if single else data}
-        if "author_id" in expansions:
-            authors = {p.author_id: self._user_by_id(p.author_id) for p in posts}
-            answer["includes"] = {"users": [self._user_json(u, user_fields)
-                                            for u in authors.values()]}
+        users: dict[str, _User] = {}
+        tweets: dict[str, _Post] = {}
+        errors: list[dict[str, Any]] = []
+        for post in posts:
+            if "author_id" in expansions:
+                users.setdefault(post.author_id, self._user_by_id(post.author_id))
+        for post in posts:
+            if "entities.mentions.username" in expansions:
+                for name, _, _ in post.mentions:
+                    user = self._users.get(name.lower())
+                    if user is not None:
+                        users.setdefault(user.id, user)
+            if "in_reply_to_user_id" in expansions and post.in_reply_to_user_id:
+                users.setdefault(post.in_reply_to_user_id,
+                                 self._user_by_id(post.in_reply_to_user_id))
+            for _, ref_id in self._references(post):
+                referenced = self._posts.get(ref_id)
+                if referenced is None:
+                    if expansions & {"referenced_tweets.id", "referenced_tweets.id.author_id"}:
+                        errors.append(_not_found("tweet", "referenced_tweets.id",
+                                                 ref_id).body["errors"][0])
+                    continue
+                if self._user_by_id(referenced.author_id).protected:
+                    if expansions & {"referenced_tweets.id", "referenced_tweets.id.author_id"}:
+                        errors.append(_not_authorized(ref_id).body["errors"][0])
+                    continue
+                if "referenced_tweets.id" in expansions:
+                    tweets.setdefault(referenced.id, referenced)
+                if "referenced_tweets.id.author_id" in expansions:
+                    users.setdefault(referenced.author_id,
+                                     self._user_by_id(referenced.author_id))
+        includes: dict[str, Any] = {}
+        if users:
+            includes["users"] = [self._user_json(u, user_fields) for u in users.values()]
+        if tweets:
+            includes["tweets"] = [self._tweet_json(t, tweet_fields) for t in tweets.values()]
+        if includes:
+            answer["includes"] = includes
+        if errors:
+            answer["errors"] = errors
         return answer
+
+    @staticmethod
+    def _references(post: _Post) -> list[tuple[str, str]]:
+        """(type, id) of the posts `post` references, as referenced_tweets lists them."""
+        refs = []
+        if post.quoted:
+            refs.append(("quoted", post.quoted))
+        if post.in_reply_to:
+            refs.append(("replied_to", post.in_reply_to))
+        return refs
 
     def _tweet_json(self, post: _Post, fields: set[str]) -> dict[str, Any]:
         out: dict[str, Any] = {"id": post.id, "text": post.text,
@@ -362,7 +446,9 @@ class XEmulator(Emulator):
             "created_at": post.created_at, "reply_settings": post.reply_settings}
         if post.in_reply_to:
             optional["in_reply_to_user_id"] = post.in_reply_to_user_id
-            optional["referenced_tweets"] = [{"type": "replied_to", "id": post.in_reply_to}]
+        if self._references(post):
+            optional["referenced_tweets"] = [{"type": kind, "id": ref_id}
+                                             for kind, ref_id in self._references(post)]
         if post.mentions:
             optional["entities"] = {"mentions": [self._entity(n, s, e)
                                                  for n, s, e in post.mentions]}
@@ -386,7 +472,7 @@ class XEmulator(Emulator):
         return next(u for u in self._users.values() if u.id == user_id)
 
     def _create(self, author: _User, text: str, parent: _Post | None,
-                reply_settings: str) -> _Post:
+                reply_settings: str, quoted: _Post | None = None) -> _Post:
         post_id = str(self._next_post)
         self._next_post += 1
         post = _Post(id=post_id, author_id=author.id, text=text,
@@ -394,7 +480,8 @@ class XEmulator(Emulator):
                      conversation_id=parent.conversation_id if parent else post_id,
                      in_reply_to=parent.id if parent else None,
                      in_reply_to_user_id=parent.author_id if parent else None,
-                     mentions=extract_mentions(text), reply_settings=reply_settings)
+                     mentions=extract_mentions(text), reply_settings=reply_settings,
+                     quoted=quoted.id if quoted else None)
         self._posts[post_id] = post
         return post
 
@@ -407,6 +494,15 @@ class XEmulator(Emulator):
 
     def _url(self, post: _Post) -> str:
         return f"https://x.com/{self._user_by_id(post.author_id).username}/status/{post.id}"
+
+
+def _not_authorized(post_id: str) -> Reply:
+    # A post of a protected account: 200 with only `errors`, as X answers.
+    return Reply(200, {"errors": [{
+        "value": post_id, "detail": f"Sorry, you are not authorized to see the Tweet with "
+        f"id: [{post_id}].", "title": "Authorization Error", "resource_type": "tweet",
+        "parameter": "id", "resource_id": post_id,
+        "type": "https://api.twitter.com/2/problems/not-authorized-for-resource"}]})
 
 
 def _unsupported_auth() -> Reply:

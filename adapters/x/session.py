@@ -22,13 +22,14 @@ from requests.adapters import HTTPAdapter
 
 from tactful.adapters.x.adapter import PLATFORM, post_url
 from tactful.adapters.x.adapter import mentions as find_mentions
-from tactful.core.errors import BadInput, ConfigError, MissingCredential, TactfulError
+from tactful.core.errors import BadInput, ConfigError, MissingCredential, Refused, TactfulError
 from tactful.core.memory.handles import normalize_handle
 from tactful.core.send.adapter import (
     Author,
     Forbidden,
     Inbound,
     Page,
+    Party,
     PlatformDown,
     PostRef,
     RateLimited,
@@ -43,6 +44,15 @@ T = TypeVar("T")
 for _name in ("tweepy", "requests_oauthlib", "oauthlib"):
     logging.getLogger(_name).setLevel(logging.INFO)
 
+# What the author read asks for: the post's author, and everyone a reply to it reaches.
+AUTHOR_EXPANSIONS = ("author_id", "entities.mentions.username", "in_reply_to_user_id",
+                     "referenced_tweets.id", "referenced_tweets.id.author_id")
+AUTHOR_TWEET_FIELDS = ("author_id", "conversation_id", "entities", "in_reply_to_user_id",
+                       "referenced_tweets")
+MENTION_SET = "in the thread's mention set"
+PARENT_AUTHOR = "parent author"
+REFERENCE_ROLES = {"replied_to": PARENT_AUTHOR, "quoted": "quoted author",
+                   "retweeted": "reposted author"}
 API_HOST = "https://api.twitter.com"  # tweepy hard-codes it; the transport below may move it
 MENTIONS_PAGE = 100  # the most X returns in one request to the mentions timeline
 _X_USERNAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
@@ -131,8 +141,10 @@ class XSession:
         return self._call("looking up the post's author", lambda: self._author(post))
 
     def _author(self, post: PostRef) -> Author:
+        """One request (GET /2/tweets/{id}) names the author and, with the expansions, every
+        account the reply reaches by being in this thread (see `_parties`)."""
         answer = self._client.get_tweet(
-            post.id, expansions=["author_id"], tweet_fields=["author_id", "conversation_id"],
+            post.id, expansions=list(AUTHOR_EXPANSIONS), tweet_fields=list(AUTHOR_TWEET_FIELDS),
             user_fields=["username", "name"], user_auth=self._user_auth)
         tweet, users = answer.data, answer.includes.get("users") or []
         if tweet is None:
@@ -141,18 +153,33 @@ class XSession:
         if user is None:
             raise _odd_answer("the post came without its author")
         thread = str(tweet.conversation_id or tweet.id)
+        referenced = answer.includes.get("tweets") or []
         return Author(handle=normalize_handle(user.username, PLATFORM), id=str(user.id),
                       display_name=user.name, thread=thread,
-                      url=post_url(str(tweet.id), user.username))
+                      url=post_url(str(tweet.id), user.username),
+                      parties=_parties(tweet, users, referenced, answer.errors or []))
 
     def resolve(self, handle: str) -> str | None:
+        """The user id of a username with one request (GET /2/users/by/username/{name});
+        None only when X answers resource-not-found. A failed read raises (RateLimited,
+        Unauthorized, PlatformDown), and so does an answer without the user or a "not found"."""
         name = normalize_handle(handle, PLATFORM)
         if len(name) > 15 or not set(name) <= _X_USERNAME_CHARS:
             return None  # not an X username at all: no account can have it
 
         def lookup() -> str | None:
             answer = self._client.get_user(username=name, user_auth=self._user_auth)
-            return str(answer.data.id) if answer.data is not None else None
+            if answer.data is not None:
+                return str(answer.data.id)
+            errors = [e for e in answer.errors or [] if isinstance(e, dict)]
+            if any(str(e.get("type", "")).endswith("resource-not-found") for e in errors):
+                return None  # X says no account has this username
+            # No user and no "not found" (suspended, withheld, an odd answer): the account
+            # may exist, so this is no answer at all, never "unknown".
+            said = "; ".join(str(e.get("detail") or e.get("title") or "") for e in errors)
+            raise Refused(f"x: X did not say whose handle @{name} is "
+                          f"({said[:160] or 'no detail'}), so it cannot be checked; "
+                          "nothing was sent")
 
         return self._call("looking up a handle", lookup)
 
@@ -251,6 +278,56 @@ def _inbound(tweet: tweepy.Tweet, user: tweepy.User | None) -> Inbound | None:
                       url=url),
         text=tweet.text, at=tweet.created_at or datetime.now(UTC), thread=thread,
         mentions=tuple(dict.fromkeys(found)))
+
+
+def _parties(tweet: tweepy.Tweet, users: list[tweepy.User], referenced: list[tweepy.Tweet],
+             errors: list[dict[str, Any]]) -> tuple[Party, ...]:
+    """Everyone besides the author that a reply to `tweet` reaches, from one answer.
+
+    On X a reply's mention set starts with the author of the post it answers and every
+    account that post mentions (its entities.mentions: X keeps them in the reply's leading
+    @names, so each is notified); the account that post itself replies to, and the author of
+    a post it quotes or reposts, are in its thread too. Handles and ids come from
+    includes.users; an account X left out (suspended, protected) keeps what the post says.
+    A referenced post X reports deleted (`errors`, resource-not-found) has no author left to
+    reach; one X withholds without saying so refuses, since its author cannot be checked."""
+    gone = {str(e.get("resource_id") or e.get("value")) for e in errors
+            if isinstance(e, dict) and e.get("resource_type") == "tweet"
+            and str(e.get("type", "")).endswith("resource-not-found")}
+    by_id = {str(u.id): u for u in users}
+    by_name = {str(u.username).lower(): u for u in users}
+    found: dict[tuple[str, str | None, str | None], Party] = {}
+
+    def add(role: str, *, user_id: object = None, username: object = None) -> None:
+        user = by_id.get(str(user_id)) if user_id is not None else None
+        if user is None and isinstance(username, str):
+            user = by_name.get(username.lower())
+        name = user.username if user is not None else username
+        handle = normalize_handle(name, PLATFORM) if isinstance(name, str) and name else None
+        ident = str(user.id) if user is not None else (str(user_id) if user_id else None)
+        if handle is None and ident is None:
+            raise _odd_answer(f"the post names a {role} without a username or id")
+        found.setdefault((role, handle, ident), Party(role, handle=handle, id=ident))
+
+    for mention in (tweet.entities or {}).get("mentions") or []:
+        if isinstance(mention, dict):
+            add(MENTION_SET, user_id=mention.get("id"), username=mention.get("username"))
+    if tweet.in_reply_to_user_id is not None:
+        add(PARENT_AUTHOR, user_id=tweet.in_reply_to_user_id)
+    authors = {str(t.id): t.author_id for t in referenced}
+    for ref in tweet.referenced_tweets or []:
+        role = REFERENCE_ROLES.get(str(ref.type))
+        if role is None:
+            continue
+        author_id = authors.get(str(ref.id))
+        if author_id is not None:
+            add(role, user_id=author_id)
+        elif role != PARENT_AUTHOR and str(ref.id) not in gone:
+            # (the parent's author is in_reply_to_user_id already; a deleted post has none)
+            raise Refused(f"x: the post {ref.type.replace('_', ' ')} post {ref.id}, and X "
+                          "did not say who wrote that (protected or withheld), so they cannot "
+                          "be checked; nothing was sent")
+    return tuple(found.values())
 
 
 def _missing_post(post: PostRef, errors: list[dict[str, Any]]) -> TactfulError:

@@ -68,8 +68,10 @@ def _references(config: Config) -> None:
         raise problem("companion.responder", f"no responder {companion.responder!r} under "
                       "responders")
     if config.platform("telegram").mode == "companion" and companion.prompt is not None:
+        from tactful.core.memory.atomic import NotRegularFile, read_regular
+
         try:
-            companion.prompt.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            read_regular(companion.prompt).decode("utf-8")  # a FIFO there: refused, not a hang
+        except (OSError, UnicodeDecodeError, NotRegularFile) as exc:
             raise problem("companion.prompt", f"cannot read {companion.prompt} "
                           f"({type(exc).__name__}); fix the path or remove the key") from None

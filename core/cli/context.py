@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
     from tactful.core.config.values import Config
     from tactful.core.memory.store import Written
+    from tactful.core.plugins import Host
+    from tactful.core.send.gate import Gate
 
 
 @dataclass
@@ -58,6 +60,24 @@ class Context:
         people = People(self.home, self.settings)
         people.after_write.append(self._index_person)
         return people
+
+    @cached_property
+    def plugins(self) -> Host:
+        """The plugin host, loaded once, without the plugins the config disables."""
+        from tactful.core.plugins import host
+
+        found = host()
+        found.disable(self.config.plugins.disabled)
+        found.load()
+        return found
+
+    def make_gate(self) -> Gate:
+        """The send gate every sender asks. One per thread that sends: it holds a connection
+        to the ledger, and SQLite connections stay in the thread that made them."""
+        from tactful.core.send.gate import Gate
+
+        return Gate(config=self.config, home=self.home, people=self.people,
+                    settings=self.settings, host=self.plugins, clock=self.now)
 
     def _index_person(self, written: Written) -> None:
         # The index is disposable: if it cannot be updated it is dropped and rebuilt later,

@@ -15,7 +15,6 @@ from tactful.core.cli.context import Context
 from tactful.core.cli.sending import warn_plugins
 from tactful.core.errors import BadInput
 from tactful.core.memory.handles import normalize_platform
-from tactful.core.plugins import host
 from tactful.core.send import credentials
 from tactful.core.send.adapters import adapter_for, settings_for
 
@@ -42,8 +41,7 @@ def _target(context: Context, args: argparse.Namespace) -> _Target:
             raise BadInput("name the responder with --account NAME (responders in the config: "
                            f"{names})")
         return _Target(RESPONDER, args.account, ("api_key",))
-    plugins = host()
-    plugins.load()
+    plugins = context.plugins
     warn_plugins(plugins)
     platform = normalize_platform(args.platform)
     account = args.account or settings_for(platform, context.config).account

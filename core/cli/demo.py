@@ -93,12 +93,7 @@ def run(context: Context, args: argparse.Namespace) -> int:
             codes = []
             for name in PLATFORMS:
                 print(f"\n{name}:")
-                code = _batch(name, home, config, log)
-                while code == 3:  # met a flagged account: skipped it and stopped; run again
-                    print("  (the batch met a do-not-engage account and stopped with exit 3; "
-                          "run again)")
-                    code = _batch(name, home, config, log)
-                codes.append(code)
+                codes.append(_batch(name, home, config, log))
                 for sent in started[name].sent():
                     print(f"  sent → {sent.get('reply_to') or sent.get('chat_id')}: "
                           f"{sent['text']!r}")
@@ -129,16 +124,13 @@ def run(context: Context, args: argparse.Namespace) -> int:
 
 
 def _batch(platform: str, home: Path, config: Path, log: io.StringIO) -> int:
-    from tactful.core import plugins
     from tactful.core.schedule import routine
     from tactful.core.schedule.events import EventLog
 
     context = Context(home_arg=str(home / "memory"), config_arg=str(config))
-    plugins.host().load()
-    result = routine.run_one(f"reply-{platform}", context, plugins.host(), dry_run=False,
+    result = routine.run_one(f"reply-{platform}", context, context.plugins, dry_run=False,
                              log=EventLog(stream=log, clock=context.now))
-    if result.exit_code not in (0, 3):
-        print(f"  {result.summary}")
+    print(f"  {result.summary}")
     return result.exit_code
 
 

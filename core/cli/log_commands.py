@@ -62,7 +62,9 @@ def sync_log(context: Context, args: argparse.Namespace) -> int:
     if args.log:
         log = Path(args.log).expanduser()
         if not log.is_file():
-            raise BadInput(f"--log {log}: no such file; give the path of an engagement log "
+            what = "not a regular file (a FIFO, device or folder is never read)" \
+                if log.exists() else "no such file"
+            raise BadInput(f"--log {log}: {what}; give the path of an engagement log "
                            "(JSON lines), or leave --log out to use the home's")
     else:
         context.home.require_readable()  # a mistyped home must not read as "nothing to do"

@@ -7,6 +7,7 @@ memory and nothing else: no platform SDK, no plugin, no network library.
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
@@ -172,8 +173,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--text", required=True, help="the exact text to post")
     sub.add_argument("--to", metavar="HANDLE", help="the account addressed (a chat on Telegram)")
     sub.add_argument("--reply-to", metavar="POST", help="the post replied to: its URL or id")
-    sub.add_argument("--dry-run", action="store_true",
-                     help="write to outbox/dry-run.jsonl instead; reads no credential")
+    looks = sub.add_mutually_exclusive_group()
+    looks.add_argument("--dry-run", action="store_true",
+                       help="offline: write to outbox/dry-run.jsonl instead; reads no "
+                       "credential, and says what it could not check")
+    looks.add_argument("--preview", action="store_true",
+                       help="read with the read credentials, resolve every party, run every "
+                       "guard and write the outbox; never reads a posting key, never posts")
     sub.add_argument("--again", action="store_true",
                      help="send even though the ledger has this send pending or sent")
 
@@ -197,8 +203,15 @@ def build_parser() -> argparse.ArgumentParser:
     once = actions.add_parser("run", parents=[common], help="run one routine now")
     once.set_defaults(target="tactful.core.cli.routines:run_now")
     once.add_argument("name")
-    once.add_argument("--dry-run", action="store_true",
-                      help="send nothing: replies go to the outbox; no credential is read")
+    looks = once.add_mutually_exclusive_group()
+    looks.add_argument("--dry-run", action="store_true",
+                       help="send nothing: replies go to the outbox; no credential is read")
+    looks.add_argument("--preview", action="store_true",
+                       help="fetch and resolve with read credentials, run every guard, draft, "
+                       "write the outbox; never reads a posting key, never posts")
+    once.add_argument("--only", action="append", metavar="HANDLE",
+                      help="answer only this account (repeat for more): a batch named by hand, "
+                      "so a do-not-engage account here stops it with exit 3 before any key")
     command("run", "tactful.core.cli.run:run",
             "run every routine on its schedule (and the Telegram companion, in companion "
             "mode) until SIGTERM or Ctrl-C")
@@ -239,8 +252,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                           config_arg=getattr(args, "config", None), debug=debug)
         return handler(context, args)
     except TactfulError as exc:
-        print(f"tactful: {exc}", file=sys.stderr)
+        print(f"tactful: {_said(exc)}", file=sys.stderr)
         return exc.exit_code
+    except OSError as exc:
+        if exc.errno not in _CANNOT_WRITE:
+            return _internal(exc, debug)
+        # A write refused by the system that no layer below turned into a refusal: still a
+        # refusal (exit 4, one line), never an "internal error" with a traceback.
+        from pathlib import Path
+
+        from tactful.core.memory.home import unwritable
+
+        print(f"tactful: {_said(unwritable(Path(exc.filename or '?'), exc))}", file=sys.stderr)
+        return 4
     except KeyboardInterrupt:
         print("tactful: interrupted", file=sys.stderr)
         return 130
@@ -253,6 +277,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 4
     except Exception as exc:  # noqa: BLE001 — the one place a bug becomes exit 1
         return _internal(exc, debug)
+
+
+_CANNOT_WRITE = (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT)
+
+
+def _said(exc: TactfulError) -> str:
+    """The one line for an error: memory refusals (exit 4) say so first, once."""
+    message = str(exc)
+    if exc.exit_code == 4 and "memory unavailable" not in message.lower():
+        return f"memory unavailable: {message}"
+    return message
 
 
 def _internal(exc: Exception, debug: bool) -> int:

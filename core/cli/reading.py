@@ -9,11 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from tactful.core.cli.args import target
 from tactful.core.cli.context import Context
-from tactful.core.errors import BadInput
+from tactful.core.errors import BadInput, MemoryUnavailable
 from tactful.core.memory import check as checks
+from tactful.core.memory.atomic import open_regular, read_regular
 from tactful.core.memory.handles import normalize_handle, normalize_id, normalize_platform
 
 
@@ -36,7 +38,7 @@ def card(context: Context, args: argparse.Namespace) -> int:
     context.home.require_people()
     verdict = checks.check(context.people, platform, handle, person_id)
     if verdict.status == checks.UNREADABLE:
-        print(f"tactful: {verdict.why}", file=sys.stderr)
+        print(f"tactful: memory unavailable: {verdict.why}", file=sys.stderr)
         return verdict.exit_code
     from tactful.core.memory import card as cards  # only `card` needs it, not `check`
 
@@ -58,8 +60,9 @@ def export(context: Context, args: argparse.Namespace) -> int:
         raise BadInput(f"nothing is held about {platform}/@{handle}")
     print(f"# everything tactful holds about {platform}/@{handle}")
     if person is not None:
+        text = _read_person_file(path)
         print(f"## {path}")
-        sys.stdout.write(path.read_text(encoding="utf-8"))
+        sys.stdout.write(text)
     print(f"## {context.home.engagement_log} ({len(events)} events)")
     for event in events:
         print(json.dumps(event, ensure_ascii=False))
@@ -70,8 +73,9 @@ def _log_events(context: Context, platform: str, handle: str) -> list[dict[str, 
     from tactful.core.memory.forgetting import about  # the one rule of "whose event is this"
 
     found: list[dict[str, object]] = []
+    path = context.home.engagement_log
     try:
-        with open(context.home.engagement_log, encoding="utf-8", errors="replace") as log:
+        with open_regular(path, "r", encoding="utf-8", errors="replace") as log:
             for line in log:
                 try:
                     event = json.loads(line)
@@ -81,4 +85,16 @@ def _log_events(context: Context, platform: str, handle: str) -> list[dict[str, 
                     found.append(event)
     except FileNotFoundError:
         pass
+    except OSError as exc:
+        raise MemoryUnavailable(f"cannot read {path}: {exc.strerror or exc}; fix the file or "
+                                "its permissions") from exc
     return found
+
+
+def _read_person_file(path: Path) -> str:
+    """The file as it is on disk (it parsed a moment ago; a FIFO swapped in since is refused)."""
+    try:
+        return read_regular(path).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MemoryUnavailable(f"cannot read {path}: {exc}; fix the file or its "
+                                "permissions") from exc

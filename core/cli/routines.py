@@ -5,15 +5,14 @@ from __future__ import annotations
 import argparse
 
 from tactful.core.cli.context import Context
-from tactful.core.cli.sending import warn_plugins
-from tactful.core.plugins import host
+from tactful.core.cli.sending import defaults_notice, warn_plugins
 from tactful.core.schedule import routine as routines
 from tactful.core.schedule.cron import next_fire
 from tactful.core.schedule.events import EventLog
 
 
 def list_(context: Context, args: argparse.Namespace) -> int:
-    plugins = host()
+    plugins = context.plugins
     installed = routines.kinds(plugins)
     warn_plugins(plugins)
     now = context.now()
@@ -38,10 +37,11 @@ def list_(context: Context, args: argparse.Namespace) -> int:
 
 
 def run_now(context: Context, args: argparse.Namespace) -> int:
-    plugins = host()
-    plugins.load()
+    plugins = context.plugins
     warn_plugins(plugins)
+    defaults_notice(context)
     result = routines.run_one(args.name, context, plugins, dry_run=args.dry_run,
-                              log=EventLog(clock=context.now))
+                              log=EventLog(clock=context.now), preview=args.preview,
+                              only=tuple(args.only or ()))
     print(f"{args.name}: {result.summary}")
     return result.exit_code

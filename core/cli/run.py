@@ -23,9 +23,9 @@ from contextlib import contextmanager, suppress
 from types import FrameType
 
 from tactful.core.cli.context import Context
-from tactful.core.cli.sending import warn_plugins
+from tactful.core.cli.sending import defaults_notice, warn_plugins
 from tactful.core.errors import BadInput
-from tactful.core.plugins import Host, host
+from tactful.core.plugins import Host
 from tactful.core.schedule import routine as routines
 from tactful.core.schedule.events import EventLog
 from tactful.core.schedule.scheduler import Job, Scheduler
@@ -34,9 +34,9 @@ SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 def run(context: Context, args: argparse.Namespace) -> int:
-    plugins = host()
-    plugins.load()
+    plugins = context.plugins
     warn_plugins(plugins)
+    defaults_notice(context)
     log = EventLog(clock=context.now)
     companion = context.config.platform("telegram").mode == "companion"
     jobs = scheduled_jobs(context, plugins, log, required=not companion)

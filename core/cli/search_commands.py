@@ -6,14 +6,17 @@ import argparse
 import json
 import sys
 from datetime import datetime
+from pathlib import Path
 
 from tactful.core.cli.context import Context
 from tactful.core.cli.progress import on_terminal
-from tactful.core.errors import BadInput, MemoryUnavailable
+from tactful.core.errors import BadInput
 from tactful.core.memory import desk, identity, index
 from tactful.core.memory import search as searching
+from tactful.core.memory.atomic import read_regular
 from tactful.core.memory.clock import on_screen
 from tactful.core.memory.handles import normalize_platform
+from tactful.core.memory.home import unwritable
 
 
 def _warn_skipped(skipped: list[str]) -> None:
@@ -66,8 +69,8 @@ def reindex(context: Context, args: argparse.Namespace) -> int:
             if progress is not None:
                 progress.clear()
     except OSError as exc:
-        raise MemoryUnavailable(f"cannot rebuild the index in {context.home.root}: "
-                                f"{exc.strerror or exc}; check permissions and free space") from exc
+        where = Path(exc.filename) if exc.filename else context.home.root / index.FILE
+        raise unwritable(where, exc) from exc
     _warn_skipped(skipped)
     print(f"reindexed {context.home.root / index.FILE}"
           + (f"; {len(skipped)} files skipped" if skipped else ""))
@@ -76,6 +79,8 @@ def reindex(context: Context, args: argparse.Namespace) -> int:
 
 def hot(context: Context, args: argparse.Namespace) -> int:
     context.home.require_readable()
-    path = desk.regenerate(context.home, context.settings, context.now())
-    sys.stdout.write(path.read_text(encoding="utf-8"))
+    skipped: list[str] = []
+    path = desk.regenerate(context.home, context.settings, context.now(), warn=skipped.append)
+    _warn_skipped(skipped)
+    sys.stdout.write(read_regular(path).decode("utf-8"))
     return 0

@@ -36,12 +36,14 @@ from tactful.core.companion.prompting import Line, compose, persona_block
 from tactful.core.companion.session import Role, Session
 from tactful.core.companion.store import CompanionStore
 from tactful.core.config.values import CompanionConfig
+from tactful.core.errors import TactfulError
 from tactful.core.memory import check as checks
 from tactful.core.memory.clock import zone
-from tactful.core.memory.store import People
 from tactful.core.responders.base import Prompt, Responder
 from tactful.core.schedule.events import EventLog
-from tactful.core.send.ledger import Ledger, send_key
+from tactful.core.send.adapter import Party, Sent
+from tactful.core.send.attempt import SendRequest
+from tactful.core.send.gate import Gate, Ticket
 
 PLATFORM = "telegram"
 COMMANDS = ("start", "help", "memory", "forget", "export", "delete", "invite", "pause", "resume",
@@ -59,11 +61,13 @@ class Channel(Protocol):
 
     async def typing(self, chat_id: int) -> None: ...
 
-    async def send(self, chat_id: int, text: str) -> None:
-        """Send one message; raises Blocked when the user blocked the bot."""
+    async def send(self, chat_id: int, text: str, *, ticket: Ticket) -> None:
+        """Send one message the gate admitted (`ticket.require(text)` first); raises Blocked
+        when the user blocked the bot."""
         ...
 
-    async def send_file(self, chat_id: int, name: str, data: bytes) -> None: ...
+    async def send_file(self, chat_id: int, name: str, data: bytes, *,
+                        ticket: Ticket) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -90,18 +94,19 @@ class _ChatLock:
 
 
 Sleep = Callable[[float], Awaitable[None]]
+Senders = tuple[tuple[int | None, str | None], ...]  # (user id, username) of who wrote
 MAX_MESSAGE = 4096  # characters in one message; a platform's Channel may say less
 
 
 class Gateway:
     def __init__(self, *, home: Path, bot: str, config: CompanionConfig, persona_name: str,
-                 default_tz: str, responder: Responder, channel: Channel, people: People,
+                 default_tz: str, responder: Responder, channel: Channel, gate: Gate,
                  log: EventLog, clock: Callable[[], datetime],
                  rng: random.Random | None = None, sleep: Sleep = asyncio.sleep) -> None:
         self.home, self.bot, self.config = home, bot, config
         self.persona = persona_block(persona_name, config.prompt)
         self.default_tz = config.default_timezone or default_tz
-        self.responder, self.channel, self.people = responder, channel, people
+        self.responder, self.channel, self.gate = responder, channel, gate
         self.log, self.clock = log, clock
         self.rng = rng or random.Random()  # noqa: S311 — jitter, not security
         self.sleep = sleep
@@ -113,13 +118,11 @@ class Gateway:
                                           thread_name_prefix="companion-draft")
         self._locks: dict[int, _ChatLock] = {}
         self._buffers: dict[int, _Buffer] = {}
-        self._open_ledger: Ledger | None = None
 
     def close(self) -> None:
         self._drafts.shutdown(wait=False, cancel_futures=True)
         self.store.close()
-        if self._open_ledger is not None:
-            self._open_ledger.close()
+        self.gate.close()
 
     # ---- what arrives ---------------------------------------------------------------------
 
@@ -138,7 +141,7 @@ class Gateway:
                 async with self._chat(message.chat_id):
                     self._erase(command, message.chat_id)
             return
-        if self._ledger().find_any([self._key(message.chat_id, message.message_id)]):
+        if self._answered(message.chat_id, message.message_id):
             return  # redelivered after a restart: answered already, and counted already
         waiting = {p.message_id: p for p in self.store.pending(message.chat_id)}
         if message.message_id in waiting:
@@ -195,30 +198,66 @@ class Gateway:
     def _tz(self, name: str | None) -> tzinfo:
         return zone(name or self.default_tz)
 
-    def _key(self, chat_id: int, message_id: int | str) -> str:
-        return send_key(PLATFORM, "dm", f"{self.bot}/{chat_id}/{message_id}", None, "")
+    def _inbound_key(self, chat_id: int, message_id: int | str) -> str:
+        return f"{self.bot}/{chat_id}/{message_id}"
 
-    def _flagged(self, handles: list[str]) -> bool:
-        for handle in handles:
-            verdict = checks.check(self.people, PLATFORM, handle)
-            if verdict.status not in (checks.KNOWN, checks.STRANGER):
-                return True  # do-not-engage, or memory that cannot be read: fail closed
-        return False
+    def _answered(self, chat_id: int, message_id: int | str) -> bool:
+        return self.gate.answered(PLATFORM, [self._inbound_key(chat_id, message_id)],
+                                  action="dm")
+
+    def _flagged(self, handle: str | None, user_id: int | None) -> bool:
+        """The gate's verdict on this person, by username and by id: flagged, or memory that
+        cannot be read (fail closed), means no."""
+        verdict = self.gate.may_reach(PLATFORM, handle or (str(user_id) if user_id else None),
+                                      str(user_id) if user_id else None)
+        return verdict.status not in (checks.KNOWN, checks.STRANGER)
 
     def _do_not_engage(self, message: Incoming) -> bool:
-        return self._flagged([str(message.user_id)] + ([message.handle] if message.handle
-                                                       else []))
+        return self._flagged(message.handle, message.user_id)
+
+    def _request(self, chat_id: int, text: str | tuple[str, ...], keys: list[str], *,
+                 user_id: int | None = None, senders: Senders = ()) -> SendRequest:
+        """A message to one chat, as the gate sees it: the chat, its user by id and by the
+        username they wrote with, everyone whose message it answers (in a group, each member
+        who wrote), and the keys of the messages it answers."""
+        user = self.store.user(chat_id)
+        if user_id is None and chat_id > 0:
+            user_id = chat_id  # a private chat's id is its user's id
+        handle = user.handle if user is not None and chat_id > 0 else None
+        parts = (text,) if isinstance(text, str) else text
+        # A group is no person: its members are, and the one who wrote is a party.
+        return SendRequest(platform=PLATFORM, text="\n\n".join(parts),
+                           to=str(chat_id) if chat_id > 0 else None,
+                           action="dm", private=True, parts=parts,
+                           inbound_keys=tuple(keys),
+                           parties=(Party("chat user", handle,
+                                          str(user_id) if user_id else None),
+                                    *(Party("who wrote", h, str(u) if u else None)
+                                      for u, h in senders)))
+
+    def _admit(self, request: SendRequest) -> Ticket | None:
+        """The gate's answer: a ticket to deliver, or None (refused, or a dry run, whose line
+        is in the outbox). The refusal is logged by kind, never with text."""
+        try:
+            admitted = self.gate.admit(request)
+        except TactfulError as exc:
+            self.log.emit("companion.refused", reason=type(exc).__name__,
+                          exit_code=exc.exit_code)
+            return None
+        return admitted if isinstance(admitted, Ticket) else None
 
     async def _hold(self, message: Incoming, text: str, decision: limits.Allowed | limits.Held,
                     language: str | None) -> None:
         first = not self.store.pending(message.chat_id, kind="held")
         until = decision.until if isinstance(decision, limits.Held) else self.clock()
         release = limits.release_at(until, self.rng)
-        self.store.hold(message.chat_id, message.message_id, text, message.at, release)
+        self.store.hold(message.chat_id, message.message_id, text, message.at, release,
+                        user_id=message.user_id, handle=message.handle)
         self.log.emit("companion.held", chat=message.chat_id,
                       reason=decision.reason if isinstance(decision, limits.Held) else "queued")
         if first:
-            await self._say(message.chat_id, phrases.pick("hold", language, self.rng))
+            await self._say(message.chat_id, phrases.pick("hold", language, self.rng),
+                            key=self._inbound_key(message.chat_id, f"{message.message_id}/hold"))
 
     def _buffer(self, message: Incoming, text: str) -> None:
         # Kept in the store too: the platform counts the message as delivered, so a restart in
@@ -226,7 +265,7 @@ class Gateway:
         # answers it then, once.
         self.store.hold(message.chat_id, message.message_id, text, message.at,
                         message.at + timedelta(seconds=self.config.join_seconds),
-                        kind="queued")
+                        kind="queued", user_id=message.user_id, handle=message.handle)
         self._start_pause(message.chat_id)
 
     def _start_pause(self, chat_id: int) -> None:
@@ -257,7 +296,8 @@ class Gateway:
                 return False
             items: list[tuple[int | str, str]] = [(p.message_id, p.text) for p in waiting]
             mode = "held" if any(p.kind == "held" for p in waiting) else "reply"
-            answered = await self._turn(chat_id, items, mode)
+            senders = tuple(dict.fromkeys((p.user_id, p.handle) for p in waiting))
+            answered = await self._turn(chat_id, items, mode, senders)
             if answered and mode == "held":
                 self.store.count_message(chat_id, self.clock())  # the answer counts, once
             self.store.drop_pending(chat_id, [p.message_id for p in waiting])
@@ -296,21 +336,24 @@ class Gateway:
         async with self._chat(chat_id), self.turns:
             return await self._turn(chat_id, items, mode)
 
-    def _may_write(self, chat_id: int, mode: str) -> bool:
+    def _may_write(self, chat_id: int, mode: str, senders: Senders = ()) -> bool:
         """Read fresh, at the moment of writing: deleted, blocked, flagged (by id or by the
-        username they wrote with), or paused for a check-in means no."""
+        username they wrote with; in a group, anyone whose message is answered), or paused
+        for a check-in means no."""
         user = self.store.user(chat_id)
         if user is None or user.blocked or (mode == "checkin" and user.paused):
             return False
-        handles = ([str(chat_id)] if chat_id > 0 else []) + ([user.handle] if user.handle
-                                                             else [])
-        return not self._flagged(handles)
-
-    async def _turn(self, chat_id: int, items: list[tuple[int | str, str]], mode: str) -> bool:
-        if not self._may_write(chat_id, mode):
+        if chat_id > 0 and self._flagged(user.handle, chat_id):
             return False
-        ledger = self._ledger()
-        items = [(m, t) for m, t in items if not ledger.find_any([self._key(chat_id, m)])]
+        if chat_id < 0 and user.handle and self._flagged(user.handle, None):
+            return False
+        return not any(self._flagged(handle, user_id) for user_id, handle in senders)
+
+    async def _turn(self, chat_id: int, items: list[tuple[int | str, str]], mode: str,
+                    senders: Senders = ()) -> bool:
+        if not self._may_write(chat_id, mode, senders):
+            return False
+        items = [(m, t) for m, t in items if not self._answered(chat_id, m)]
         if not items:
             self.log.emit("companion.skipped", chat=chat_id, reason="already answered")
             return False
@@ -325,20 +368,22 @@ class Gateway:
         session.write_prompt(prompt.system + "\n\n" + prompt.user)
         started = self.clock()
         reply = await self._draft(prompt)
-        if not self._may_write(chat_id, mode):
+        if not self._may_write(chat_id, mode, senders):
             return False  # deleted, flagged or paused while the responder thought
         if reply is None:
             if mode == "checkin":
                 return False  # nobody asked: no apology for a check-in that did not happen
-            await self._say(chat_id, phrases.pick("failed", language, self.rng))
+            await self._say(chat_id, phrases.pick("failed", language, self.rng),
+                            key=self._inbound_key(chat_id, f"{items[-1][0]}/failed"))
             session.append("user", text, started)
             return False
-        keys = [self._key(chat_id, m) for m, _ in items]
-        claimed = ledger.claim(keys, platform=PLATFORM, action="dm", reply_to=None,
-                               handle=str(chat_id), thread=None, mentions=[], text="",
-                               at=started, again=False)
-        thinking = (self.clock() - started).total_seconds()
         parts = _fit(pacing.split(reply), getattr(self.channel, "max_length", MAX_MESSAGE))
+        ticket = self._admit(self._request(
+            chat_id, tuple(parts), [self._inbound_key(chat_id, m) for m, _ in items],
+            senders=senders))
+        if ticket is None:
+            return False  # refused by the gate (a flagged @mention, a quota…), or a dry run
+        thinking = (self.clock() - started).total_seconds()
         delays = pacing.typing_delays(parts, thinking=thinking, rng=self.rng)
         said: list[tuple[Role, str, datetime]] = \
             [] if mode == "checkin" else [("user", text, started)]
@@ -347,7 +392,9 @@ class Gateway:
             for part, delay in zip(parts, delays, strict=True):
                 await self.channel.typing(chat_id)
                 await self.sleep(delay)
-                await self.channel.send(chat_id, part)
+                if not self._may_write(chat_id, mode, senders):
+                    break  # flagged, blocked or deleted while typing: no further part
+                await self.channel.send(chat_id, part, ticket=ticket)
                 sent += 1
                 said.append(("bot", part, self.clock()))
         except Blocked:
@@ -357,9 +404,10 @@ class Gateway:
             self.log.emit("companion.send_failed", chat=chat_id, error=type(exc).__name__,
                           sent=sent)
             if sent == 0:
-                ledger.release(claimed)
+                ticket.release(maybe_sent=False)
                 if mode != "checkin":
-                    await self._say(chat_id, phrases.pick("failed", language, self.rng))
+                    await self._say(chat_id, phrases.pick("failed", language, self.rng),
+                                    key=self._inbound_key(chat_id, f"{items[-1][0]}/failed"))
                     session.append("user", text, started)
                 return False
         finally:
@@ -368,17 +416,14 @@ class Gateway:
                 session.extend(said if sent else said[:1])
             if sent:
                 self.store.record_bot_message(chat_id, self.clock())
-        ledger.mark_sent(claimed, post_id=str(items[-1][0]), url=None, at=self.clock())
+        if sent:
+            ticket.settle(Sent(id=str(items[-1][0])))
+        else:
+            ticket.release(maybe_sent=False)  # blocked before the first part: nothing went out
+            return False
         self.log.emit("companion.turn", chat=chat_id, mode=mode, parts=len(parts),
                       thinking_ms=int(thinking * 1000))
         return True
-
-    def _ledger(self) -> Ledger:
-        # One connection for the gateway's life: opening the ledger per turn cost more than
-        # the turn (a connection, the schema script, a chmod).
-        if self._open_ledger is None:
-            self._open_ledger = Ledger(self.home)
-        return self._open_ledger
 
     async def _draft(self, prompt: Prompt) -> str | None:
         loop = asyncio.get_running_loop()
@@ -392,18 +437,37 @@ class Gateway:
         reply = reply.strip()
         return reply or None
 
-    async def _say(self, chat_id: int, text: str) -> bool:
+    async def _say(self, chat_id: int, text: str, *, key: str,
+                   user_id: int | None = None) -> bool:
+        """One line to the chat (a hold line, a command's answer), through the gate."""
+        ticket = self._admit(self._request(chat_id, text, [key], user_id=user_id))
+        if ticket is None:
+            return False
         try:
-            await self.channel.send(chat_id, text)
+            await self.channel.send(chat_id, text, ticket=ticket)
         except Blocked:
+            ticket.release(maybe_sent=False)
             self.store.set_blocked(chat_id, True)
             return False
         except Exception as exc:  # noqa: BLE001 — a line that cannot be said is logged, no more
+            ticket.release(maybe_sent=False)
             self.log.emit("companion.send_failed", chat=chat_id, error=type(exc).__name__,
                           sent=0)
             return False
+        ticket.settle(Sent(id=key))
         self.store.record_bot_message(chat_id, self.clock())
         return True
+
+    async def _send_file(self, chat_id: int, name: str, data: bytes, *, key: str) -> None:
+        ticket = self._admit(self._request(chat_id, file_line(name), [key]))
+        if ticket is None:
+            return
+        try:
+            await self.channel.send_file(chat_id, name, data, ticket=ticket)
+        except Exception:
+            ticket.release(maybe_sent=False)
+            raise
+        ticket.settle(Sent(id=key))
 
     def _erase(self, command: str, chat_id: int) -> None:
         from tactful.core.companion import erasure
@@ -414,7 +478,7 @@ class Gateway:
             return
         erasure.delete(self.store, self.home, self.bot, chat_id)
         # The ledger keeps hashed keys (so nothing is answered twice); the chat id goes.
-        self._ledger().forget(PLATFORM, str(chat_id))
+        self.gate.ledger.forget(PLATFORM, str(chat_id))
 
     # ---- commands ---------------------------------------------------------------------------
 
@@ -423,33 +487,38 @@ class Gateway:
 
         chat = message.chat_id
         self.log.emit("companion.command", chat=chat, command=command)
+        key = self._inbound_key(chat, f"{message.message_id}/answer")
+
+        async def say(text: str) -> bool:
+            return await self._say(chat, text, key=key, user_id=message.user_id)
+
         if command in ("start", "help"):
-            await self._say(chat, phrases.pick("welcome" if command == "start" else "help",
+            await say(phrases.pick("welcome" if command == "start" else "help",
                                                language, self.rng))
         elif command == "memory":
             notes = Session(self.home, self.bot, chat).notes()
             if not (notes.memory or notes.style):
-                await self._say(chat, phrases.pick("memory_empty", language, self.rng))
+                await say(phrases.pick("memory_empty", language, self.rng))
             else:
-                await self._say(chat, f"{notes.memory or '—'}\n\n{notes.style or '—'}")
+                await say(f"{notes.memory or '—'}\n\n{notes.style or '—'}")
         elif command == "forget":
             self._erase("forget", chat)
-            await self._say(chat, phrases.pick("forgotten", language, self.rng))
+            await say(phrases.pick("forgotten", language, self.rng))
         elif command == "export":
-            await self.channel.send_file(chat, "tactful-notes.md",
-                                         erasure.export(self.home, self.bot, chat))
+            await self._send_file(chat, "tactful-notes.md",
+                                  erasure.export(self.home, self.bot, chat), key=key)
         elif command == "delete":
             self._erase("delete", chat)  # first: a confirmation that fails must not keep it
-            await self._say(chat, phrases.pick("deleted", language, self.rng))
+            await say(phrases.pick("deleted", language, self.rng))
         elif command == "invite":
             code = self.store.invite_code(chat)
-            await self._say(chat, f"https://t.me/{self.bot}?start={code}")
+            await say(f"https://t.me/{self.bot}?start={code}")
         elif command == "pause":
             self.store.set_paused(chat, True)
-            await self._say(chat, phrases.pick("paused", language, self.rng))
+            await say(phrases.pick("paused", language, self.rng))
         elif command == "resume":
             self.store.set_paused(chat, False)
-            await self._say(chat, phrases.pick("resumed", language, self.rng))
+            await say(phrases.pick("resumed", language, self.rng))
         elif command == "timezone":
             # Telegram never says where someone lives: the daily cap, quiet hours and
             # check-ins follow this once they set it (SPEC: "the user's own time zone").
@@ -458,15 +527,15 @@ class Gateway:
             user = self.store.user(chat)
             last = self.store.timezone_set_at(chat)
             if not zone_name:
-                await self._say(chat, phrases.pick("timezone_now", language, self.rng).format(
+                await say(phrases.pick("timezone_now", language, self.rng).format(
                     zone=user.timezone if user else self.default_tz))
             elif (found := _time_zone(zone_name)) is None:
-                await self._say(chat, phrases.pick("timezone_unknown", language, self.rng))
+                await say(phrases.pick("timezone_unknown", language, self.rng))
             elif last is not None and message.at - last < timedelta(days=1):
-                await self._say(chat, phrases.pick("timezone_later", language, self.rng))
+                await say(phrases.pick("timezone_later", language, self.rng))
             else:
                 self.store.set_timezone(chat, found, message.at)
-                await self._say(chat, phrases.pick("timezone_set", language, self.rng).format(
+                await say(phrases.pick("timezone_set", language, self.rng).format(
                     zone=found))
 
     # ---- what runs on a timer ---------------------------------------------------------------
@@ -538,6 +607,11 @@ class Gateway:
                 self.log.emit("companion.checkin", chat=user.chat_id, kind=due.kind)
                 sent += 1
         return sent
+
+
+def file_line(name: str) -> str:
+    """What the gate is shown for a file sent in a chat: its name."""
+    return f"[a file: {name}]"
 
 
 def _command_of(text: str) -> str | None:

@@ -84,6 +84,8 @@ class Pending:
     at: datetime
     release_at: datetime
     kind: str = "held"  # "held" over a limit, or "queued" in the join pause
+    user_id: int | None = None  # who wrote it (in a group, one of many; the send gate checks)
+    handle: str | None = None  # their username, normalized, when they have one
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,14 @@ def _v4(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE users ADD COLUMN timezone_set_at TEXT")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4]
+def _v5(db: sqlite3.Connection) -> None:
+    # Who wrote a waiting message: in a group the chat names no person, and the answer must
+    # pass the send gate for everyone it answers.
+    db.execute("ALTER TABLE pending ADD COLUMN user_id INTEGER")
+    db.execute("ALTER TABLE pending ADD COLUMN handle TEXT")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4, _v5]
 
 _USER_COLUMNS = ("chat_id, language_code, timezone, started_at, last_user_at, last_bot_at, "
                  "paused, blocked, last_checkin_at, unanswered, last_pass_at, invite_code, "
@@ -371,18 +380,21 @@ class CompanionStore:
     # ---- held messages ----------------------------------------------------------------------
 
     def hold(self, chat_id: int, message_id: int, text: str, at: datetime,
-             release_at: datetime, *, kind: str = "held") -> None:
+             release_at: datetime, *, kind: str = "held", user_id: int | None = None,
+             handle: str | None = None) -> None:
         """Keep a message until `release_at`: over a limit ("held"), or in the join pause
         ("queued"). The same message twice (a platform redelivering after a restart) is kept
         once."""
         self._write("INSERT OR IGNORE INTO pending (chat_id, message_id, text, at, release_at, "
-                    "kind) VALUES (?, ?, ?, ?, ?, ?)",
-                    (chat_id, message_id, text, utc_text(at), utc_text(release_at), kind))
+                    "kind, user_id, handle) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (chat_id, message_id, text, utc_text(at), utc_text(release_at), kind,
+                     user_id, handle))
 
     def pending(self, chat_id: int, kind: str | None = None) -> list[Pending]:
         """The chat's waiting messages (of one kind, or all), oldest first, left in place."""
-        rows = self._read("SELECT chat_id, message_id, text, at, release_at, kind FROM pending "
-                          "WHERE chat_id = ? AND (? IS NULL OR kind = ?) ORDER BY at, message_id",
+        rows = self._read("SELECT chat_id, message_id, text, at, release_at, kind, user_id, "
+                          "handle FROM pending WHERE chat_id = ? AND (? IS NULL OR kind = ?) "
+                          "ORDER BY at, message_id",
                           (chat_id, kind, kind))
         return [_pending(row) for row in rows]
 
@@ -390,8 +402,9 @@ class CompanionStore:
         """Remove and return the chat's held messages, oldest first, in one transaction: two
         callers never both get the same message."""
         with self._transaction() as db:
-            rows = db.execute("SELECT chat_id, message_id, text, at, release_at, kind "
-                              "FROM pending WHERE chat_id = ? ORDER BY at, message_id",
+            rows = db.execute("SELECT chat_id, message_id, text, at, release_at, kind, "
+                              "user_id, handle FROM pending WHERE chat_id = ? "
+                              "ORDER BY at, message_id",
                               (chat_id,)).fetchall()
             db.execute("DELETE FROM pending WHERE chat_id = ?", (chat_id,))
         return [_pending(row) for row in rows]
@@ -510,7 +523,8 @@ def _user(row: tuple[object, ...], checkins: tuple[datetime, ...]) -> User:
 
 
 def _pending(row: tuple[object, ...]) -> Pending:
-    chat_id, message_id, text, at, release_at, kind = row
+    chat_id, message_id, text, at, release_at, kind, user_id, handle = row
     return Pending(chat_id=_int(chat_id), message_id=_int(message_id), text=str(text),
                    at=_required_time(str(at)), release_at=_required_time(str(release_at)),
-                   kind=str(kind))
+                   kind=str(kind), user_id=None if user_id is None else _int(user_id),
+                   handle=None if handle is None else str(handle))

@@ -1,10 +1,23 @@
 """Find tactful.yaml, read it, check it, and turn every failure into one ConfigError line.
 
-The file is chosen as SPEC §13 says: an explicit path, else $TACTFUL_CONFIG, else ./tactful.yaml,
-else the built-in defaults. An explicit path or $TACTFUL_CONFIG naming nothing is an error, never a
-quiet fall back to defaults. An empty $TACTFUL_CONFIG counts as unset, as shells usually mean it.
+The first of these that applies is the config file (SPEC §13, with the user folder added):
 
-yaml is imported only once a file is found: `tactful check` without a config file stays fast.
+1. `--config FILE` (the `path` argument);
+2. `$TACTFUL_CONFIG`, unless empty (an empty variable counts as unset, as shells usually mean it);
+3. `./tactful.yaml` in the working directory;
+4. `tactful.yaml` in the user config folder, `platformdirs.user_config_dir("tactful")`: on
+   Linux `$XDG_CONFIG_HOME/tactful/` when that variable holds an absolute path, else
+   `~/.config/tactful/`; on macOS `~/Library/Application Support/tactful/` (or the XDG folder,
+   with a platformdirs that honours it there); on Windows `%APPDATA%\\tactful\\`;
+5. none: the built-in defaults, `Config()`, whose `defaults_only` is True.
+
+An explicit path or $TACTFUL_CONFIG naming nothing is an error, never a quiet fall back to the
+next place or the defaults. So is a dangling symlink at ./tactful.yaml or in the user folder.
+The user folder is read from the process environment, as platformdirs reads it (the `environ`
+argument covers $TACTFUL_CONFIG only), and is never created.
+
+yaml is imported only once a file is found, and platformdirs only once the first three places
+found nothing: `tactful check` without a config file stays fast.
 """
 
 from __future__ import annotations
@@ -18,6 +31,7 @@ from .values import Config
 
 ENV_VAR = "TACTFUL_CONFIG"
 DEFAULT_NAME = "tactful.yaml"
+APP_NAME = "tactful"
 
 
 class _Choice(NamedTuple):
@@ -32,7 +46,7 @@ def load_config(
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
 ) -> Config:
-    """The configuration in force; `Config()` with `source=None` when there is no file.
+    """The configuration in force; `Config()` (`source=None`, `defaults_only`) when no file.
 
     Relative paths (explicit or from the environment) are taken from `cwd`, by default the
     process's working directory. Raises ConfigError naming file, line and key.
@@ -46,6 +60,30 @@ def load_config(
     return read_file(choice.path, choice.shown, choice.missing_hint)
 
 
+def user_config_file() -> Path | None:
+    """Where the user's own config file goes: `<platformdirs user_config_dir>/tactful.yaml`.
+
+    Follows $XDG_CONFIG_HOME (when absolute) as platformdirs does; creates nothing. None when
+    there is no user folder: neither an absolute $XDG_CONFIG_HOME nor a home directory.
+    """
+    import platformdirs  # only here: most runs find their file earlier, or never look
+
+    try:
+        folder = platformdirs.user_config_dir(APP_NAME, appauthor=False)
+    except RuntimeError:  # no home directory to put ~/.config in
+        return None
+    return Path(folder) / DEFAULT_NAME
+
+
+def defaults_notice() -> str:
+    """One line for stderr, said by commands that send, preview or run routines on `Config()`."""
+    found = user_config_file()
+    user_file = _printable(str(found)) if found else "the user config folder (no home directory)"
+    return (f"tactful: note: no config file found (looked at ${ENV_VAR}, ./{DEFAULT_NAME}, "
+            f"{user_file}); running on built-in defaults — persona, memory home and platforms "
+            "are the defaults; pass --config FILE or write one of these files")
+
+
 def _choose(path: Path | None, environ: Mapping[str, str], cwd: Path | None) -> _Choice | None:
     base = cwd if cwd is not None else Path.cwd()
     if path is not None:
@@ -53,12 +91,16 @@ def _choose(path: Path | None, environ: Mapping[str, str], cwd: Path | None) -> 
         return _Choice(base / _expand(Path(path)), str(path), hint)
     from_env = environ.get(ENV_VAR, "")
     if from_env:
-        hint = f"fix ${ENV_VAR} or unset it to use ./{DEFAULT_NAME} or the defaults"
+        hint = (f"fix ${ENV_VAR}, or unset it to use ./{DEFAULT_NAME}, the user config folder "
+                "or the defaults")
         return _Choice(base / _expand(Path(from_env)), from_env, hint)
     nearby = base / DEFAULT_NAME
-    # lexists: a dangling symlink is a mistake to report, not a reason to use the defaults
+    # lexists: a dangling symlink is a mistake to report, not a reason to look further
     if os.path.lexists(nearby):
         return _Choice(nearby, DEFAULT_NAME, f"fix or remove ./{DEFAULT_NAME}")
+    user_file = user_config_file()
+    if user_file is not None and os.path.lexists(user_file):
+        return _Choice(user_file, str(user_file), f"fix or remove {user_file}")
     return None
 
 
@@ -67,3 +109,8 @@ def _expand(path: Path) -> Path:
         return path.expanduser()
     except RuntimeError:  # ~name of an unknown user: leave it, the read will say it is missing
         return path
+
+
+def _printable(text: str) -> str:
+    """The notice stays one line whatever $XDG_CONFIG_HOME holds."""
+    return text if text.isprintable() else ascii(text)

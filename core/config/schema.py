@@ -35,6 +35,7 @@ from .values import (
     MemoryConfig,
     PersonaConfig,
     PlatformConfig,
+    PluginsConfig,
     ResponderConfig,
     RoutineConfig,
 )
@@ -554,6 +555,21 @@ COMPANION = Section(
         Field("groups", Boolean()),
     ),
 )
+_PLUGIN_EXPECTED = "a plugin name (an entry-point name of the group tactful, e.g. x or routines)"
+
+
+def _plugin_name(text: str) -> str:
+    # what an entry point's name may be: anything but =, no space at either end, no leading [
+    if text != text.strip() or "=" in text or text.startswith("["):
+        raise Invalid(_PLUGIN_EXPECTED,
+                      "write the name left of = in the plugin's [project.entry-points.tactful]")
+    return text
+
+
+PLUGINS = Section(
+    PluginsConfig,
+    (Field("disabled", TextList(Text(expected=_PLUGIN_EXPECTED, check=_plugin_name))),),
+)
 CONFIG_SCHEMA: Section[Config] = Section(
     Config,
     (
@@ -564,6 +580,7 @@ CONFIG_SCHEMA: Section[Config] = Section(
         Field("routines", MapOf({}, other=ROUTINE, other_name=NAME)),
         Field("engagement", ENGAGEMENT),
         Field("companion", COMPANION),
+        Field("plugins", PLUGINS),
     ),
 )
 

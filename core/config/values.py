@@ -121,6 +121,13 @@ class CompanionConfig:
 
 
 @dataclass(frozen=True)
+class PluginsConfig:
+    """Which plugins to leave alone (`plugins`): entry-point names of the group `tactful`."""
+
+    disabled: tuple[str, ...] = ()  # never imported; a name no plugin has is only a warning
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration, and the file it came from."""
 
@@ -131,7 +138,16 @@ class Config:
     routines: dict[str, RoutineConfig] = field(default_factory=dict)
     engagement: EngagementConfig = field(default_factory=EngagementConfig)
     companion: CompanionConfig = field(default_factory=CompanionConfig)
+    plugins: PluginsConfig = field(default_factory=PluginsConfig)
     source: Path | None = None  # the file read, or None for the built-in defaults
+
+    @property
+    def defaults_only(self) -> bool:
+        """True when no config file was found and these are the built-in defaults.
+
+        An empty file that was found is a file: its Config has a source and this is False.
+        """
+        return self.source is None
 
     def platform(self, name: str) -> PlatformConfig:
         """The settings of one platform, defaults when the file does not name it."""

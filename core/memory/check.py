@@ -1,8 +1,12 @@
 """`check`: may this account be touched? (SPEC §8, §3)
 
-A person is do-not-engage when their own file says so, when another file carrying the same
-stable id says so (a renamed account), or when a file they are linked to as the same person
-(`aka`) says so. Memory that cannot be read is a refusal, never a pass.
+One model of who a person is: on a platform, a stable id with every handle it has been seen
+under; across platforms, the accounts linked to it by `aka`, a link recorded on either side
+counting. A person is do-not-engage when any of those files says so: their own, another file
+carrying the same stable id (a renamed account), the file named by a numeric id on a platform
+where handles may be ids (a Telegram user flagged before they chose a username), or a linked
+account however many links away. An account can be checked by handle, by id, or both. Memory
+that cannot be read is a refusal, never a pass.
 """
 
 from __future__ import annotations
@@ -11,12 +15,11 @@ from dataclasses import dataclass
 
 from tactful.core.errors import MemoryUnavailable
 from tactful.core.memory import identity
-from tactful.core.memory.handles import split_ref
+from tactful.core.memory.handles import NUMERIC_ID_HANDLES, canonical_ref
 from tactful.core.memory.person import Person
 from tactful.core.memory.store import People
 
 KNOWN, STRANGER, DNE, UNREADABLE = "known", "stranger", "do-not-engage", "unreadable"
-NUMERIC_ID_HANDLES = ("telegram",)  # platforms where a handle of digits is the stable id
 EXIT_CODES = {KNOWN: 0, STRANGER: 0, DNE: 3, UNREADABLE: 4}
 
 
@@ -44,59 +47,99 @@ class Verdict:
         return f"{who}: ok — {rung}"
 
 
-def check(people: People, platform: str, handle: str, person_id: str | None = None) -> Verdict:
+def check(people: People, platform: str, handle: str | None,
+          person_id: str | None = None) -> Verdict:
+    """May this account be touched? By handle, by stable id, or both (a party a platform
+    named only by id, such as a thread's root author on Bluesky)."""
+    shown = handle if handle is not None else f"id:{person_id}"
     try:
-        misnamed = identity.misnamed_file(people.home, platform, handle)
-        if misnamed is not None:
-            return Verdict(platform, handle, UNREADABLE,
-                           f"{people.home.people(platform) / misnamed} stands for @{handle} but "
-                           f"is not named {handle}.md; rename it")
-        person = people.load(platform, handle)
-        if person is not None and person.do_not_engage:
-            return Verdict(platform, handle, DNE, person.dne_reason or "do_not_engage is set",
-                           person)
-        ids = {i for i in (person_id, person.id if person else None) if i is not None}
-        if platform in NUMERIC_ID_HANDLES and handle.isdigit():
-            ids.add(handle)  # a Telegram user without a username is named by their id
-        for stable_id in sorted(ids):
-            for other in people.same_id(platform, stable_id, besides=handle):
-                if other.do_not_engage:
-                    return Verdict(platform, handle, DNE,
-                                   f"same account id {stable_id} as @{other.handle}, "
-                                   "which is do-not-engage", person)
-        flagged = _linked_dne(people, person) if person else None
+        person = None
+        if handle is not None:
+            misnamed = identity.misnamed_file(people.home, platform, handle)
+            if misnamed is not None:
+                return Verdict(platform, shown, UNREADABLE,
+                               f"{people.home.people(platform) / misnamed} stands for "
+                               f"@{handle} but is not named {handle}.md; rename it")
+            person = people.load(platform, handle)
+        flagged = _flagged_identity(people, platform, handle, person, person_id)
         if flagged is not None:
-            return Verdict(platform, handle, DNE,
-                           f"linked as the same person to {flagged}, which is do-not-engage",
-                           person)
+            return Verdict(platform, shown, DNE, flagged, person)
     except MemoryUnavailable as exc:
-        return Verdict(platform, handle, UNREADABLE, str(exc))
+        return Verdict(platform, shown, UNREADABLE, str(exc))
     except Exception as exc:  # noqa: BLE001 — fail closed on anything unforeseen
-        return Verdict(platform, handle, UNREADABLE, f"{type(exc).__name__}: {exc}")
-    return Verdict(platform, handle, KNOWN if person else STRANGER, person=person)
+        return Verdict(platform, shown, UNREADABLE, f"{type(exc).__name__}: {exc}")
+    return Verdict(platform, shown, KNOWN if person else STRANGER, person=person)
 
 
-MAX_LINKED = 64  # accounts walked through aka links; a real person has a handful
+MAX_LINKED = 64  # accounts walked through ids and aka links; a real person has a handful
 
 
-def _linked_dne(people: People, person: Person) -> str | None:
-    """The first do-not-engage account reachable through aka links, however many steps away
-    (A is B, B is C: C's flag is A's flag)."""
-    seen = {person.ref}
-    queue = [link.ref for link in person.aka]
-    while queue and len(seen) < MAX_LINKED:
-        ref = queue.pop(0)
-        if ref in seen:
-            continue
-        seen.add(ref)
-        other_platform, other_handle = split_ref(ref)
-        linked = people.load(other_platform, other_handle)
-        if linked is None:
-            continue
-        if linked.do_not_engage:
-            return ref
-        queue.extend(link.ref for link in linked.aka if link.ref not in seen)
+def _flagged_identity(people: People, platform: str, handle: str | None,
+                      person: Person | None, person_id: str | None) -> str | None:
+    """Why this account is do-not-engage, or None. One person is every file that carries the
+    same stable id (every handle it was seen under; on a platform whose handles may be the
+    numeric id, the file named by the id too) and every file linked to any of those by `aka`,
+    a link recorded on either side counting, however many steps away."""
+    seen: set[str] = {f"{platform}/{handle}"} if handle is not None else set()
+    # (platform, handle, the person's file, ids known besides the file's, how it was reached)
+    queue: list[tuple[str, str | None, Person | None, set[str], str]] = [
+        (platform, handle, person, {person_id} if person_id else set(), "")]
+    while queue:
+        if len(seen) > MAX_LINKED:
+            # Fail closed: a person is a handful of accounts; this many is an error to look at.
+            raise MemoryUnavailable(f"{platform}/@{handle or person_id} is linked to more than "
+                                    f"{MAX_LINKED} accounts through ids and aka links; check "
+                                    "the links in their files")
+        at_platform, at_handle, at_person, ids, how = queue.pop(0)
+        if at_person is not None and at_person.do_not_engage:
+            return f"{how}, which is do-not-engage" if how else \
+                at_person.dne_reason or "do_not_engage is set"
+        ids |= _ids(at_platform, at_handle, at_person)
+        reached: list[tuple[Person, str]] = []
+        for stable_id in sorted(ids):
+            reached += [(other, f"same account id {stable_id} as @{other.handle}") for other
+                        in people.same_id(at_platform, stable_id, besides=at_handle or "")]
+            if at_platform in NUMERIC_ID_HANDLES and stable_id.isdigit() \
+                    and stable_id != at_handle:
+                other = people.load(at_platform, stable_id)
+                if other is not None:
+                    reached.append((other, f"the same account as {at_platform}/{stable_id}"))
+        if at_handle is not None:
+            reached += [(other, f"linked as the same person from {other.ref}")
+                        for other in _linking_to(people, f"{at_platform}/{at_handle}")]
+        for link in at_person.aka if at_person is not None else []:
+            named = canonical_ref(link.ref)
+            if named is None:
+                continue  # names no file tactful could have written
+            linked_platform, linked_handle = named
+            other = people.load(linked_platform, linked_handle)
+            if other is not None:
+                reached.append((other, f"linked as the same person to {link.ref}"))
+        for other, why in reached:
+            if other.do_not_engage:
+                return f"{why}, which is do-not-engage"
+            if other.ref not in seen:
+                seen.add(other.ref)
+                queue.append((other.platform, other.handle, other, set(), why))
     return None
+
+
+def _ids(platform: str, handle: str | None, person: Person | None) -> set[str]:
+    ids = {person.id} if person is not None and person.id is not None else set()
+    if handle is not None and platform in NUMERIC_ID_HANDLES and handle.isdigit():
+        ids.add(handle)  # a Telegram user without a username is named by their id
+    return ids
+
+
+def _linking_to(people: People, ref: str) -> list[Person]:
+    """Files that name `ref` in their own aka links (the reverse side of a link)."""
+    found = []
+    wanted = canonical_ref(ref)
+    for platform, handle in identity.linked_from(people.home, ref):
+        other = people.load(platform, handle)
+        if other is not None and any(canonical_ref(link.ref) == wanted for link in other.aka):
+            found.append(other)
+    return found
 
 
 def overall_exit(verdicts: list[Verdict]) -> int:

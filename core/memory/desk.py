@@ -8,14 +8,21 @@ cut from the desk is lost.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 
 from tactful.core.memory import index
-from tactful.core.memory.atomic import locked, write_atomic
+from tactful.core.memory.atomic import (
+    NotRegularFile,
+    locked,
+    open_regular,
+    read_regular,
+    write_atomic,
+)
 from tactful.core.memory.clock import on_screen
-from tactful.core.memory.home import Home
+from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.settings import MemorySettings
 
 DESK = "hot.md"
@@ -101,9 +108,11 @@ def sections(db: sqlite3.Connection, now: datetime,
 
 def _operator_file(home: Home, name: str) -> str:
     try:
-        text = (home.root / name).read_text(encoding="utf-8").strip()
+        text = read_regular(home.root / name).decode("utf-8").strip()
     except FileNotFoundError:
         return f"(none yet: write {home.root / name})"
+    except NotRegularFile as exc:
+        return f"(cannot read it: {exc})"
     except (OSError, UnicodeDecodeError) as exc:
         return f"(cannot read {home.root / name}: {exc})"
     return text or f"(empty: {home.root / name})"
@@ -125,9 +134,9 @@ def _previous(path: Path) -> dict[str, dict[str, str]]:
     """The keyed lines of the desk as it was, to see which ones drop off."""
     found: dict[str, dict[str, str]] = {}
     try:
-        text = path.read_text(encoding="utf-8")
-    except (FileNotFoundError, UnicodeDecodeError):
-        return found
+        text = read_regular(path).decode("utf-8")
+    except (FileNotFoundError, NotRegularFile, UnicodeDecodeError):
+        return found  # nothing to carry over; the new desk replaces whatever stands there
     section = ""
     for line in text.split("\n"):
         if line.startswith("## "):
@@ -138,25 +147,40 @@ def _previous(path: Path) -> dict[str, dict[str, str]]:
     return found
 
 
-def regenerate(home: Home, settings: MemorySettings, now: datetime) -> Path:
+def regenerate(home: Home, settings: MemorySettings, now: datetime, *,
+               warn: Callable[[str], None] | None = None) -> Path:
+    """Rebuild the desk from the index; `warn` hears of every person file the index skipped
+    (one that does not parse, or a FIFO or folder standing where a file should be)."""
     tz = settings.tz
     desk = home.root / DESK
-    # The lock covers the reading too: an older snapshot written after a newer one would put
-    # back a person who was just marked do-not-engage or forgotten.
-    with locked(home.root / ".locks" / "desk.lock"):
-        db, _ = index.open_fresh(home, settings)
-        try:
-            found = sections(db, now, tz)
-        finally:
-            db.close()
-        before = _previous(desk)
-        dropped = []
-        for title, lines in before.items():
-            keys = {key for key, _ in found[title]}
-            dropped += [(title, line) for key, line in lines.items() if key not in keys]
-        if dropped:
-            stamp = on_screen(now, tz)
-            with open(home.root / ARCHIVE, "a", encoding="utf-8") as archive:
-                archive.writelines(f"{stamp} | {title} | {line}\n" for title, line in dropped)
-        write_atomic(desk, render(home, found, now, tz))
+    lock = home.root / ".locks" / "desk.lock"
+    where = lock  # what is being written, for the message when the home is read-only
+    try:
+        # The lock covers the reading too: an older snapshot written after a newer one would
+        # put back a person who was just marked do-not-engage or forgotten.
+        with locked(lock, what="the desk"):
+            where = desk
+            db, skipped = index.open_fresh(home, settings)
+            try:
+                found = sections(db, now, tz)
+            finally:
+                db.close()
+            if warn is not None:
+                for problem in skipped:
+                    warn(problem)
+            before = _previous(desk)
+            dropped = []
+            for title, lines in before.items():
+                keys = {key for key, _ in found[title]}
+                dropped += [(title, line) for key, line in lines.items() if key not in keys]
+            if dropped:
+                stamp = on_screen(now, tz)
+                where = home.root / ARCHIVE
+                with open_regular(where, "a", encoding="utf-8") as archive:
+                    archive.writelines(f"{stamp} | {title} | {line}\n"
+                                       for title, line in dropped)
+                where = desk
+            write_atomic(desk, render(home, found, now, tz))
+    except OSError as exc:
+        raise unwritable(where, exc) from exc
     return desk

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from tactful.core.errors import BadInput
-from tactful.core.memory.atomic import append_line
+from tactful.core.memory.atomic import append_line, open_regular
 from tactful.core.memory.clock import read_time
 from tactful.core.memory.handles import normalize_handle, normalize_id, normalize_platform
 from tactful.core.memory.home import Home, unwritable
@@ -202,7 +202,7 @@ class LogReader:
         self.progress = progress
 
     def __iter__(self) -> Iterator[Event | BadLine]:
-        with open(self.path, "rb") as log:
+        with open_regular(self.path) as log:  # a FIFO or device: NotRegularFile, never a hang
             log.seek(self.offset)
             pending = b""
             while chunk := log.read(CHUNK):
@@ -284,7 +284,7 @@ def append(home: Home, event: Mapping[str, Any], tz: tzinfo) -> dict[str, Any]:
     path = home.engagement_log
     home.prepare_folder(home.root)
     try:
-        append_line(path, home.root / LOCK, line.encode("utf-8"))
+        append_line(path, home.root / LOCK, line.encode("utf-8"), what="the engagement log")
     except OSError as exc:
         raise unwritable(path, exc) from exc
     written: dict[str, Any] = json.loads(line)

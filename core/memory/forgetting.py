@@ -4,7 +4,9 @@ Their file, the marks their handle left (id map, lock, leftover temp files), the
 engagement log, the dry-run outbox, the desk and its archive, their links from other people's
 files, and their rows in the index (rebuilt into a new file, so no free page keeps their words).
 A tombstone then keeps an old log from bringing them back. `keep_dne` leaves a file that says
-do_not_engage and nothing else.
+do_not_engage and holds only what keeps the flag on the whole person: their stable id (so a
+renamed account stays flagged) and the refs of their aka links, whose other sides keep their
+link too (so the same person elsewhere stays flagged). Nothing they said or did is kept.
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ from datetime import datetime
 from pathlib import Path
 
 from tactful.core.errors import BadInput, MemoryUnavailable
-from tactful.core.memory import desk, index, tombstones
-from tactful.core.memory.atomic import locked, temp_prefix, write_atomic
+from tactful.core.memory import check, desk, identity, index, tombstones
+from tactful.core.memory.atomic import locked, read_regular, temp_prefix, write_atomic
 from tactful.core.memory.handles import normalize_handle, normalize_platform, split_ref
 from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.person import Person
@@ -71,7 +73,7 @@ def filter_jsonl(path: Path, keep: Callable[[object], bool]) -> int:
     Lines that are not JSON are kept as they are: they belong to no one we can name.
     """
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)  # a FIFO or device: NotRegularFile (exit 4), never a hang
     except FileNotFoundError:
         return 0
     kept, removed = [], 0
@@ -97,7 +99,7 @@ def _drop_desk_lines(path: Path, ref: str) -> int:
     after "TIME | section | ", so the match is on that exact start, never a substring.
     """
     try:
-        lines = path.read_text(encoding="utf-8").split("\n")
+        lines = read_regular(path).decode("utf-8").split("\n")
     except FileNotFoundError:
         return 0
     starts = (f"- {ref} ", f"- {ref}:")
@@ -121,16 +123,29 @@ def _unlink_marks(home: Home, platform: str, handle: str) -> None:
                     (folder / name).unlink()
     ids = home.ids(platform)
     with contextlib.suppress(FileNotFoundError):
-        for person_id in os.listdir(ids):
-            marker = ids / person_id / handle
-            if marker.exists():
-                marker.unlink()
-                with contextlib.suppress(OSError):
-                    (ids / person_id).rmdir()
+        for folder_of_marks in [ids, ids / identity.LINKS]:
+            for name in os.listdir(folder_of_marks) if folder_of_marks.is_dir() else []:
+                marker = folder_of_marks / name / handle
+                if name != identity.LINKS and marker.exists():
+                    marker.unlink()
+                    with contextlib.suppress(OSError):
+                        (folder_of_marks / name).rmdir()
 
 
-def _minimal(platform: str, handle: str) -> str:
-    return f"---\nplatform: {platform}\nhandle: {handle}\ndo_not_engage: true\n---\n"
+KEPT_LINK = "kept with do-not-engage"
+
+
+def _minimal(platform: str, handle: str, person: Person | None, now: datetime) -> str:
+    lines = ["---", f"platform: {platform}", f"handle: {handle}"]
+    if person is not None and person.id is not None:
+        lines.append(f"id: {json.dumps(person.id)}")
+    lines.append("do_not_engage: true")
+    refs = sorted({link.ref for link in person.aka}) if person is not None else []
+    if refs:
+        lines.append("aka:")
+        lines += [f"- {{ref: {json.dumps(ref)}, reason: {KEPT_LINK}, "
+                  f"at: '{now.isoformat(timespec='seconds')}'}}" for ref in refs]
+    return "\n".join([*lines, "---", ""])
 
 
 def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
@@ -149,7 +164,7 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
         db.close()
     lock = home.person_lock(platform, handle)
     try:
-        with locked(lock):
+        with locked(lock, what=f"{platform}/@{handle}"):
             # The tombstone first: a sync-log running now re-checks it under this same lock,
             # so it cannot bring the person back in the moment between delete and tombstone.
             tombstones.bury(home, platform, handle, now)
@@ -160,25 +175,38 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
                 person = None  # a broken file is still theirs: it goes all the same
             done.file = path.exists()
             if keep_dne:
-                write_atomic(path, _minimal(platform, handle))
-            elif path.is_dir():
+                write_atomic(path, _minimal(platform, handle, person, now))
+            elif path.is_dir() and not path.is_symlink():  # a link goes, never its target
                 shutil.rmtree(path)
             else:
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
             _unlink_marks(home, platform, handle)
+            # The map from the files as they are now: no marker names them any more (with
+            # the flag kept, their id and links are marked again from the kept file).
+            identity.rebuild(home, platform)
         backlinks |= {split_ref(link.ref) for link in person.aka} if person else set()
-        for other_platform, other_handle in sorted(backlinks):
+        # With the flag kept, the other sides keep their links: the person stays flagged there.
+        for other_platform, other_handle in sorted(backlinks) if not keep_dne else []:
             if (other_platform, other_handle) == (platform, handle):
+                continue
+            if check.check(people, other_platform, other_handle).status in (check.DNE,
+                                                                             check.UNREADABLE):
+                # A do-not-engage person keeps their link to this account (or memory about
+                # them cannot be read): forgetting one account must not make them reachable
+                # through it.
                 continue
             if people.load(other_platform, other_handle) is not None:
                 people.change(other_platform, other_handle, lambda p: _unlink_aka(p, ref))
                 done.links.append(f"{other_platform}/{other_handle}")
-        with locked(home.root / ENGAGEMENT_LOCK):
+        if not keep_dne:
+            identity.forget_links_to(home, ref)
+            identity.rebuild_all(home)  # links a flagged person keeps are marked again
+        with locked(home.root / ENGAGEMENT_LOCK, what="the engagement log"):
             done.log_events = filter_jsonl(
                 home.engagement_log,
                 lambda e: not about(e, platform, handle) and not _mentions(e, platform, handle))
-        with locked(home.root / OUTBOX_LOCK):
+        with locked(home.root / OUTBOX_LOCK, what="the outbox"):
             done.outbox_lines = filter_jsonl(
                 home.root / OUTBOX,
                 lambda e: not about(e, platform, handle) and not _mentions(e, platform, handle))
@@ -200,7 +228,7 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
                 done.inbox_items = inbox.forget(platform, handle)
             finally:
                 inbox.close()
-        with locked(home.root / ".locks" / "desk.lock"):
+        with locked(home.root / ".locks" / "desk.lock", what="the desk"):
             # Out of both first, so the regenerated desk has no line of theirs to archive.
             done.archive_lines = _drop_desk_lines(home.root / desk.ARCHIVE, f"{platform}/@{handle}")
             _drop_desk_lines(home.root / desk.DESK, f"{platform}/@{handle}")

@@ -12,6 +12,7 @@ import re
 from tactful.core.errors import BadInput
 
 BUILTIN_PLATFORMS = ("x", "bluesky", "threads", "telegram")
+NUMERIC_ID_HANDLES = ("telegram",)  # platforms where a handle of digits is the stable id
 # What a plugin may name a platform: the name becomes a folder under people/.
 PLATFORM_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 
@@ -84,6 +85,8 @@ def normalize_handle(raw: str, platform: str = "") -> str:
             f"handle {where}{_shown(raw)} starts or ends with '.' or '-', or holds '..'; "
             "no real handle does"
         )
+    if platform in NUMERIC_ID_HANDLES and handle.isdigit():
+        handle = str(int(handle))  # 0700 and 700 are one account: the platform reads a number
     return handle
 
 
@@ -94,6 +97,23 @@ def split_ref(raw: str) -> tuple[str, str]:
             platform, _, handle = raw.partition(sep)
             return normalize_platform(platform), normalize_handle(handle, platform)
     raise BadInput(f"{_shown(raw)} names no platform; write PLATFORM:HANDLE, e.g. x:example_dev")
+
+
+def canonical_ref(raw: str) -> tuple[str, str] | None:
+    """An aka ref in any spelling tactful accepts ('x:Bob', 'x/@bob') as (platform, handle),
+    normalized, or None when it cannot name a file. Unlike `split_ref` it asks no plugin
+    host: a link to a platform whose plugin is gone still names its file."""
+    for sep in (":", "/"):
+        if sep in raw:
+            platform, _, handle = raw.partition(sep)
+            platform = platform.strip().lower()
+            if not PLATFORM_NAME.fullmatch(platform):
+                return None
+            try:
+                return platform, normalize_handle(handle.strip(), platform)
+            except BadInput:
+                return None
+    return None
 
 
 _ID = re.compile(r"[A-Za-z0-9:._-]{1,128}")
@@ -107,4 +127,6 @@ def normalize_id(raw: str) -> str:
             f"id {_shown(raw)} is not a platform id; ids hold only letters, digits and : . _ - "
             "(e.g. 1234567890 or did:plc:abc123)"
         )
+    if value.isdigit():
+        value = str(int(value))  # a numeric id has one spelling: no leading zeros
     return value

@@ -78,16 +78,28 @@ class Home:
             raise unwritable(folder, exc) from exc
 
 
-def unwritable(path: Path, exc: OSError) -> MemoryUnavailable:
-    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+class Unwritable(MemoryUnavailable):
+    """A write the system refused (read-only home, no permission, full disk). Exit 4.
+
+    Unlike a file that does not parse, this is about the home, not one person: a command
+    that carries on past one person's bad file stops here."""
+
+
+def unwritable(path: Path, exc: OSError) -> Unwritable:
+    """The one-line refusal for a write that failed: which path, and why in plain words."""
+    if exc.errno == errno.EROFS:
+        why = "read-only file system"
+    elif exc.errno in (errno.EACCES, errno.EPERM):
         why = "read-only or not permitted"
-    elif exc.errno == errno.ENOSPC:
+    elif exc.errno in (errno.ENOSPC, errno.EDQUOT):
         why = "the disk is full"
     elif exc.errno in (errno.ENOTDIR, errno.EEXIST):
         why = "a file stands where a folder should be"
+    elif exc.errno == errno.EISDIR:
+        why = "a folder stands where a file should be"
     else:
         why = exc.strerror or str(exc)
-    return MemoryUnavailable(
+    return Unwritable(
         f"cannot write {path}: {why}; that file was not changed — fix the home or choose "
         "another --home"
     )

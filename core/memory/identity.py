@@ -7,6 +7,11 @@ confirmed against the person file itself, and the whole map is rebuilt from the 
 the people folder changed behind tactful's back (its mtime is newer than the map's stamp), and
 by `tactful reindex`.
 
+Beside the ids, the map keeps the reverse of every `aka` link: `.links/<hash of the linked
+ref>/<handle>` in the folder of the platform whose file holds the link. A link counts from
+either side, so `check` of one account finds the files that name it as the same person even
+when only they recorded the link (a hand edit, or the other side forgotten).
+
 The rebuild also notes person files whose names are not normalized handles (`Troll.md`, made
 by hand): `check` cannot find them by name, so it refuses for that handle instead of calling
 the person a stranger.
@@ -15,16 +20,22 @@ the person a stranger.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from tactful.core.errors import BadInput
-from tactful.core.memory.handles import normalize_handle, normalize_id
+from tactful.core.errors import BadInput, MemoryUnavailable
+from tactful.core.memory.handles import canonical_ref, normalize_handle, normalize_id
 from tactful.core.memory.home import Home
 
 STAMP = ".stamp"
 MISNAMED = ".misnamed"
+LINKS = ".links"
+UNREADABLE = ".unreadable"
 
 
 def record(home: Home, platform: str, person_id: str, handle: str) -> None:
@@ -32,6 +43,58 @@ def record(home: Home, platform: str, person_id: str, handle: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / handle).touch()
     touch_stamp(home, platform)
+
+
+def record_links(home: Home, platform: str, handle: str, refs: list[str]) -> None:
+    """Note that `platform/handle` names each of `refs` as the same person."""
+    for ref in refs:
+        folder = home.ids(platform) / LINKS / _link_key(ref)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / handle).touch()
+    if refs:
+        touch_stamp(home, platform)
+
+
+def linked_from(home: Home, ref: str) -> list[tuple[str, str]]:
+    """Every (platform, handle) whose file may name `ref` in its aka links: a hint, to be
+    confirmed against the file itself."""
+    try:
+        platforms = os.listdir(home.root / "people")
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    key = _link_key(ref)
+    found: list[tuple[str, str]] = []
+    for platform in sorted(platforms):
+        if platform.startswith(".") or not (home.root / "people" / platform).is_dir():
+            continue
+        if _stale(home, platform):
+            handles = rebuild(home, platform).links.get(key, set())
+        else:
+            try:
+                handles = set(os.listdir(home.ids(platform) / LINKS / key))
+            except (FileNotFoundError, NotADirectoryError):
+                handles = set()
+        found.extend((platform, handle) for handle in sorted(handles))
+    return found
+
+
+def forget_links_to(home: Home, ref: str) -> None:
+    """Drop every marker of a link to `ref` (forget: its name goes from the map too)."""
+    key = _link_key(ref)
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+        for platform in os.listdir(home.root / "people"):
+            shutil.rmtree(home.ids(platform) / LINKS / key, ignore_errors=True)
+
+
+def _link_key(ref: str) -> str:
+    """The key of a linked account, whatever spelling the link was written in."""
+    named = canonical_ref(ref)
+    return _ref_key(f"{named[0]}/{named[1]}" if named is not None else ref)
+
+
+def _ref_key(ref: str) -> str:
+    # A hash: a ref may be longer than a file name may be, and this names no one in plain text.
+    return hashlib.sha256(ref.encode("utf-8")).hexdigest()[:32]
 
 
 def touch_stamp(home: Home, platform: str) -> None:
@@ -42,23 +105,47 @@ def touch_stamp(home: Home, platform: str) -> None:
 
 
 def handles_for(home: Home, platform: str, person_id: str) -> list[str]:
-    """Handles that have carried this id, by the map, rebuilt first if it may be stale."""
+    """Handles that have carried this id, by the map, rebuilt first if it may be stale.
+    A person file of the platform that cannot be read may carry the id too: then nobody can
+    say who has it, and the answer is a refusal (MemoryUnavailable), never "nobody"."""
     if _stale(home, platform):
-        return sorted(rebuild(home, platform)[0].get(person_id, ()))
+        found = rebuild(home, platform)
+        unreadable = found.unreadable
+        handles = found.ids.get(person_id, set())
+    else:
+        unreadable = _listing(home.ids(platform) / UNREADABLE, read=True)
+        handles = set(_listing(home.ids(platform) / person_id))
+    if unreadable:
+        raise MemoryUnavailable(f"{home.people(platform) / unreadable[0]} cannot be read, so "
+                                f"it cannot be told whether it holds id {person_id}; fix the "
+                                "file (or move it away), then run `tactful reindex`")
+    return sorted(handles)
+
+
+def _listing(folder: Path, *, read: bool = False) -> list[str]:
     try:
-        return sorted(os.listdir(home.ids(platform) / person_id))
+        names = sorted(os.listdir(folder))
     except (FileNotFoundError, NotADirectoryError):
         return []
+    if not read:
+        return names
+    return [(folder / name).read_text(encoding="utf-8") for name in names]
 
 
 def misnamed_file(home: Home, platform: str, handle: str) -> str | None:
     """The name of a hand-made file that means this handle but is not `<handle>.md`."""
     if _stale(home, platform):
-        return rebuild(home, platform)[1].get(handle)
+        return rebuild(home, platform).misnamed.get(handle)
     try:
         return (home.ids(platform) / MISNAMED / handle).read_text(encoding="utf-8")
     except (FileNotFoundError, NotADirectoryError):
         return None
+
+
+def is_stale(home: Home, platform: str) -> bool:
+    """Whether the map may miss a change made behind tactful's back (a writer that finds it
+    so before writing rebuilds it after, instead of stamping over the change)."""
+    return _stale(home, platform)
 
 
 def _stale(home: Home, platform: str) -> bool:
@@ -73,12 +160,21 @@ def _stale(home: Home, platform: str) -> bool:
         return True
 
 
-def _header_id(path: Path) -> str | None:
-    """The id as the person file's own reader sees it (same YAML, same rules), or None."""
+def _header(path: Path) -> dict[str, Any] | None:
+    """The header as the person file's own reader sees it (same YAML, same rules); {} for what
+    is no person file (a FIFO, a device: opened without blocking); None for a file that should
+    be one but cannot be read, so the map cannot say which id it holds."""
     from tactful.core.memory.personfile import header_fields
 
     try:
-        with open(path, encoding="utf-8") as handle:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return {}
+        with os.fdopen(fd, encoding="utf-8") as handle:
+            fd = -1
             if handle.readline().rstrip("\r\n") != "---":
                 return None
             lines = []
@@ -87,9 +183,16 @@ def _header_id(path: Path) -> str | None:
                 if line == "---":
                     break
                 lines.append(line)
-        value = header_fields(lines).get("id")
+        return header_fields(lines)
     except (OSError, UnicodeDecodeError, ValueError):
         return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _header_id(header: dict[str, Any]) -> str | None:
+    value = header.get("id")
     if isinstance(value, bool) or not isinstance(value, str | int):
         return None
     try:
@@ -98,14 +201,33 @@ def _header_id(path: Path) -> str | None:
         return None
 
 
-def scan(people: Path) -> tuple[dict[str, set[str]], dict[str, str]]:
-    """Every person file's id, and every file whose name is not a normalized handle."""
-    ids: dict[str, set[str]] = {}
-    misnamed: dict[str, str] = {}
+def _header_links(header: dict[str, Any]) -> list[str]:
+    links = header.get("aka")
+    if not isinstance(links, list):
+        return []
+    return [link["ref"] for link in links
+            if isinstance(link, dict) and isinstance(link.get("ref"), str)]
+
+
+@dataclass
+class Scan:
+    """What one platform's person files say about identity."""
+
+    ids: dict[str, set[str]] = field(default_factory=dict)  # id → handles carrying it
+    misnamed: dict[str, str] = field(default_factory=dict)  # handle → the file standing for it
+    links: dict[str, set[str]] = field(default_factory=dict)  # hashed ref → handles naming it
+    unreadable: list[str] = field(default_factory=list)  # files whose header cannot be read
+
+
+def scan(people: Path) -> Scan:
+    """Every person file's id, every file whose name is not a normalized handle (its id too:
+    a misnamed file is still someone), the reverse of every aka link, and the files that
+    cannot be read."""
+    found = Scan()
     try:
         names = os.listdir(people)
-    except FileNotFoundError:
-        return ids, misnamed
+    except (FileNotFoundError, NotADirectoryError):
+        return found
     for name in names:
         if not name.endswith(".md") or name.startswith("."):
             continue
@@ -115,29 +237,41 @@ def scan(people: Path) -> tuple[dict[str, set[str]], dict[str, str]]:
         except BadInput:
             continue
         if normal != stem:
-            misnamed[normal] = name
+            found.misnamed[normal] = name
+        header = _header(people / name)
+        if header is None:
+            found.unreadable.append(name)
             continue
-        person_id = _header_id(people / name)
+        person_id = _header_id(header)
         if person_id is not None:
-            ids.setdefault(person_id, set()).add(stem)
-    return ids, misnamed
+            found.ids.setdefault(person_id, set()).add(normal)
+        for ref in _header_links(header):
+            found.links.setdefault(_link_key(ref), set()).add(normal)
+    return found
 
 
-def rebuild(home: Home, platform: str) -> tuple[dict[str, set[str]], dict[str, str]]:
-    ids, misnamed = scan(home.people(platform))
+def rebuild(home: Home, platform: str) -> Scan:
+    found = scan(home.people(platform))
     # Best effort: a read-only home still gets a correct answer, just not a saved map.
     with contextlib.suppress(OSError):
         folder = home.ids(platform)
         shutil.rmtree(folder, ignore_errors=True)
-        for person_id, handles in ids.items():
+        for person_id, handles in found.ids.items():
             (folder / person_id).mkdir(parents=True, exist_ok=True)
             for handle in handles:
                 (folder / person_id / handle).touch()
         (folder / MISNAMED).mkdir(parents=True, exist_ok=True)
-        for normal, name in misnamed.items():
+        for normal, name in found.misnamed.items():
             (folder / MISNAMED / normal).write_text(name, encoding="utf-8")
+        for key, handles in found.links.items():
+            (folder / LINKS / key).mkdir(parents=True, exist_ok=True)
+            for handle in handles:
+                (folder / LINKS / key / handle).touch()
+        (folder / UNREADABLE).mkdir(parents=True, exist_ok=True)
+        for name in found.unreadable:
+            (folder / UNREADABLE / _ref_key(name)).write_text(name, encoding="utf-8")
         touch_stamp(home, platform)
-    return ids, misnamed
+    return found
 
 
 def rebuild_all(home: Home) -> None:

@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import os
 import sqlite3
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
@@ -19,8 +20,15 @@ from pathlib import Path
 
 from tactful.core.errors import MemoryUnavailable, PersonFileCorrupt
 from tactful.core.memory import personfile
-from tactful.core.memory.atomic import locked
-from tactful.core.memory.home import Home
+from tactful.core.memory.atomic import (
+    LockBusy,
+    NotRegularFile,
+    file_kind,
+    lock_timeout,
+    locked,
+    read_regular_stat,
+)
+from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.person import Person
 from tactful.core.memory.settings import MemorySettings
 
@@ -112,7 +120,7 @@ class _Batch:
         self.texts: list[tuple[object, ...]] = []
         self.files: list[tuple[object, ...]] = []
 
-    def add(self, person: Person, stat: os.stat_result, sha: str) -> None:
+    def add(self, person: Person, found: os.stat_result, sha: str) -> None:
         pid = self.next_pid
         self.next_pid += 1
         self.people.append((pid, *_summary(person)))
@@ -122,8 +130,8 @@ class _Batch:
             self.docs.append((self.next_doc, pid, doc.kind, doc.at, int(doc.important)))
             self.texts.append((self.next_doc, doc.body, doc.topics, doc.who))
             self.next_doc += 1
-        self.files.append((person.platform, person.handle, stat.st_size, stat.st_mtime_ns,
-                           stat.st_ino, sha))
+        self.files.append((person.platform, person.handle, found.st_size, found.st_mtime_ns,
+                           found.st_ino, sha))
 
     def flush(self) -> None:
         db = self.db
@@ -141,10 +149,10 @@ class _Batch:
             rows.clear()
 
 
-def _put(db: sqlite3.Connection, person: Person, stat: os.stat_result, sha: str) -> None:
+def _put(db: sqlite3.Connection, person: Person, found: os.stat_result, sha: str) -> None:
     _drop(db, person.platform, person.handle)
     batch = _Batch(db)
-    batch.add(person, stat, sha)
+    batch.add(person, found, sha)
     batch.flush()
 
 
@@ -163,8 +171,10 @@ def _drop(db: sqlite3.Connection, platform: str, handle: str) -> None:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(path, timeout=30, isolation_level=None)
-    db.execute("PRAGMA busy_timeout = 30000")
+    # Bounded like the flocks: a stuck process holding the database is waited on, not forever.
+    wait = lock_timeout()
+    db = sqlite3.connect(path, timeout=wait, isolation_level=None)
+    db.execute(f"PRAGMA busy_timeout = {int(wait * 1000)}")
     return db
 
 
@@ -172,18 +182,41 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _person_files(home: Home) -> Iterator[tuple[str, str, os.DirEntry[str]]]:
+def _person_files(home: Home,
+                  skipped: list[str]) -> Iterator[tuple[str, str, Path, os.stat_result]]:
+    """Every person file with its stat (symlinks followed). A `.md` that is not a regular
+    file (a FIFO, a device, a folder, a dangling link) is never opened: it goes to `skipped`
+    with its path, so a scan warns about it instead of hanging on it or passing it over."""
     people = home.root / "people"
     try:
         platforms = sorted(os.scandir(people), key=lambda e: e.name)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return
+    except OSError as exc:  # an index of no one would be a lie: refuse instead
+        raise MemoryUnavailable(f"cannot list {people}: {exc.strerror or exc}; fix its "
+                                "permissions") from exc
     for folder in platforms:
-        if not folder.is_dir() or folder.name.startswith("."):
+        if folder.name.startswith(".") or not folder.is_dir():
             continue
-        for entry in os.scandir(folder.path):
-            if entry.name.endswith(".md") and not entry.name.startswith(".") and entry.is_file():
-                yield folder.name, entry.name[:-3], entry
+        try:
+            entries = list(os.scandir(folder.path))
+        except OSError as exc:
+            skipped.append(f"{folder.path}: cannot list the folder: {exc.strerror or exc}")
+            continue
+        for entry in entries:
+            if not entry.name.endswith(".md") or entry.name.startswith("."):
+                continue
+            path = Path(entry.path)
+            try:
+                found = entry.stat()  # follows a symlink, as reading would
+            except OSError as exc:
+                skipped.append(f"{path}: {exc.strerror or exc}")
+                continue
+            if not stat.S_ISREG(found.st_mode):
+                skipped.append(f"{path} is {file_kind(found.st_mode)}, not a regular file; "
+                               "not read (move it away)")
+                continue
+            yield folder.name, entry.name[:-3], path, found
 
 
 # --------------------------------------------------------------------------- building
@@ -196,7 +229,7 @@ def _lock(home: Home) -> Path:
 
 def rebuild(home: Home, settings: MemorySettings, progress: Progress | None = None) -> list[str]:
     """Build a new index from every person file and swap it in; returns the files skipped."""
-    with locked(_lock(home)):
+    with locked(_lock(home), what="the index"):
         return _rebuild(home, settings, progress)
 
 
@@ -206,7 +239,7 @@ def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None) ->
     with contextlib.suppress(FileNotFoundError):
         fresh.unlink()
     skipped: list[str] = []
-    files = list(_person_files(home))
+    files = list(_person_files(home, skipped))
     db = _connect(fresh)
     try:
         db.execute("PRAGMA journal_mode = OFF")
@@ -216,10 +249,10 @@ def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None) ->
         db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         db.execute("BEGIN")
         batch = _Batch(db)
-        for done, (platform, handle, entry) in enumerate(files, 1):
-            person, stat, sha = _read(Path(entry.path), settings.tz, platform, handle, skipped)
-            if person is not None and stat is not None:
-                batch.add(person, stat, sha)
+        for done, (platform, handle, path, _) in enumerate(files, 1):
+            person, found, sha = _read(path, settings.tz, platform, handle, skipped)
+            if person is not None and found is not None:
+                batch.add(person, found, sha)
             if done % 500 == 0 or done == len(files):
                 batch.flush()
                 if progress is not None:
@@ -244,18 +277,16 @@ def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None) ->
 def _read(path: Path, tz: tzinfo, platform: str, handle: str,
           skipped: list[str]) -> tuple[Person | None, os.stat_result | None, str]:
     try:
-        with open(path, "rb") as handle_file:
-            stat = os.fstat(handle_file.fileno())
-            data = handle_file.read()
+        data, found = read_regular_stat(path)
         person = personfile.loads(data.decode("utf-8"), tz, path=path, platform=platform,
                                   handle=handle)
-    except PersonFileCorrupt as exc:
+    except (PersonFileCorrupt, NotRegularFile) as exc:
         skipped.append(str(exc))
         return None, None, ""
     except (OSError, UnicodeDecodeError) as exc:
         skipped.append(f"{path}: {exc}")
         return None, None, ""
-    return person, stat, _sha(data)
+    return person, found, _sha(data)
 
 
 def _usable(target: Path) -> sqlite3.Connection | None:
@@ -279,7 +310,7 @@ def open_fresh(home: Home, settings: MemorySettings,
     home.require_readable()
     target = path_of(home)
     try:
-        with locked(_lock(home)):
+        with locked(_lock(home), what="the index"):
             db = _usable(target)
             if db is not None:
                 try:
@@ -288,7 +319,9 @@ def open_fresh(home: Home, settings: MemorySettings,
                     db.close()  # corrupt or unreadable: never trusted, rebuilt below
             skipped = _rebuild(home, settings, progress)
             return _connect(target), skipped
-    except (OSError, sqlite3.DatabaseError) as exc:
+    except OSError as exc:
+        raise unwritable(Path(exc.filename) if exc.filename else target, exc) from exc
+    except sqlite3.DatabaseError as exc:
         raise MemoryUnavailable(f"cannot build the index {target}: {exc}; "
                                 "check the home's permissions and free space") from exc
 
@@ -300,20 +333,18 @@ def _catch_up(db: sqlite3.Connection, home: Home, settings: MemorySettings) -> l
     skipped: list[str] = []
     seen = set()
     changes: list[tuple[str, str, Person | None, os.stat_result | None, str]] = []
-    for platform, handle, entry in _person_files(home):
+    for platform, handle, path, found in _person_files(home, skipped):
         seen.add((platform, handle))
-        stat = entry.stat()
         old = known.get((platform, handle))
-        if old is not None and old[:3] == (stat.st_size, stat.st_mtime_ns, stat.st_ino):
+        if old is not None and old[:3] == (found.st_size, found.st_mtime_ns, found.st_ino):
             continue
-        path = Path(entry.path)
         if old is not None:
             try:
-                data = path.read_bytes()
-            except OSError:
+                data, found = read_regular_stat(path)
+            except (OSError, NotRegularFile):
                 continue
             if _sha(data) == old[3]:
-                changes.append((platform, handle, None, stat, old[3]))
+                changes.append((platform, handle, None, found, old[3]))
                 continue
         person, fresh_stat, sha = _read(path, settings.tz, platform, handle, skipped)
         changes.append((platform, handle, person, fresh_stat, sha))
@@ -341,20 +372,24 @@ def _catch_up(db: sqlite3.Connection, home: Home, settings: MemorySettings) -> l
     return skipped
 
 
-def update_person(home: Home, person: Person, text: str, stat: os.stat_result) -> None:
+def update_person(home: Home, person: Person, text: str, written: os.stat_result) -> None:
     """Called after every person write. No index yet: nothing to do, it is built when needed."""
     target = path_of(home)
     if not target.exists():
         return
     try:
-        with locked(_lock(home)):
+        with locked(_lock(home), what="the index"):
             db = _connect(target)
             try:
                 db.execute("BEGIN IMMEDIATE")
-                _put(db, person, stat, _sha(text.encode("utf-8")))
+                _put(db, person, written, _sha(text.encode("utf-8")))
                 db.execute("COMMIT")
             finally:
                 db.close()
+    except LockBusy:
+        # Another process holds the index: this change is caught up by the next reader (the
+        # file's size, mtime and inode no longer match what was indexed), never lost.
+        pass
     except (sqlite3.DatabaseError, OSError):
         # A broken index is dropped, never trusted: the next reader rebuilds it from the files.
         with contextlib.suppress(OSError):

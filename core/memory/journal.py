@@ -29,7 +29,7 @@ from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 
 from tactful.core.errors import PersonFileCorrupt
-from tactful.core.memory.atomic import locked, write_atomic
+from tactful.core.memory.atomic import locked, read_regular, write_atomic
 from tactful.core.memory.clock import to_file
 from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.text import one_line
@@ -205,7 +205,7 @@ def read(home: Home, month: str, tz: tzinfo) -> list[JournalEntry]:
     """The month's entries; none when there is no file. A bad file raises PersonFileCorrupt."""
     path = path_of(home, month)
     try:
-        data = path.read_bytes()
+        data = read_regular(path)  # a FIFO or folder there: NotRegularFile, never a hang
     except FileNotFoundError:
         return []
     except OSError as exc:
@@ -317,7 +317,7 @@ def record(home: Home, tz: tzinfo, new_entries: Iterable[JournalEntry], *,
     for month in sorted(by_month):
         path = path_of(home, month)
         try:
-            with locked(lock_of(home, month)):
+            with locked(lock_of(home, month), what=f"the journal of {month}"):
                 entries = read(home, month, tz)  # fresh, under the lock
                 matcher = _Matcher(entries, match_text)
                 changed = False

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from tactful.core.errors import PersonFileCorrupt
+from tactful.core.memory.atomic import read_regular
 from tactful.core.memory.clock import read_time, to_file
 from tactful.core.memory.person import (
     ACCOUNT_KINDS,
@@ -426,8 +427,9 @@ def loads(content: str, tz: tzinfo, *, path: Path | str = "<text>",
 
 
 def read(path: Path, tz: tzinfo, platform: str, handle: str) -> Person:
-    """Parse the file at `path`; OSError propagates, a bad file raises PersonFileCorrupt."""
-    data = path.read_bytes()
+    """Parse the file at `path`; OSError propagates, a bad file raises PersonFileCorrupt, and
+    a FIFO, device or folder there raises NotRegularFile (never read: it could block)."""
+    data = read_regular(path)
     try:
         content = data.decode("utf-8")
     except UnicodeDecodeError as exc:

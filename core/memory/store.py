@@ -67,17 +67,24 @@ class People:
         self.home.prepare_folder(people)
         path = self.home.person_path(platform, handle)
         try:
-            with locked(self.home.person_lock(platform, handle)):
+            with locked(self.home.person_lock(platform, handle), what=f"{platform}/@{handle}"):
+                # A change behind tactful's back (a hand edit) must not be stamped over.
+                behind = identity.is_stale(self.home, platform)
                 person = self.load(platform, handle) or new_person(platform, handle,
                                                                    self.settings)
                 result = mutate(person)
                 refresh(person, self.settings)
                 text = personfile.dumps(person, self.settings.tz)
                 written = Written(person, text, write_atomic(path, text))
-                if person.id is not None:
-                    identity.record(self.home, platform, person.id, handle)
+                if behind:
+                    identity.rebuild(self.home, platform)
                 else:
-                    identity.touch_stamp(self.home, platform)
+                    if person.id is not None:
+                        identity.record(self.home, platform, person.id, handle)
+                    else:
+                        identity.touch_stamp(self.home, platform)
+                    identity.record_links(self.home, platform, handle,
+                                          [a.ref for a in person.aka])
         except OSError as exc:
             raise unwritable(path, exc) from exc
         for hook in self.after_write:
@@ -91,6 +98,13 @@ class People:
             if handle == besides:
                 continue
             other = self.load(platform, handle)
+            misnamed = identity.misnamed_file(self.home, platform, handle) \
+                if other is None else None
+            if misnamed is not None:
+                # A file made by hand under another name holds this id: it is someone, and
+                # cannot be read as them.
+                raise MemoryUnavailable(f"{self.home.people(platform) / misnamed} carries id "
+                                        f"{person_id} but is not named {handle}.md; rename it")
             if other is not None and other.id == person_id:
                 found.append(other)
         return found

@@ -28,13 +28,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
-from tactful.core.errors import MemoryUnavailable, PersonFileCorrupt
+from tactful.core.errors import MemoryUnavailable
 from tactful.core.memory import journal, tombstones
-from tactful.core.memory.atomic import locked, write_atomic
+from tactful.core.memory.atomic import (
+    NotRegularFile,
+    locked,
+    open_regular,
+    read_regular,
+    write_atomic,
+)
 from tactful.core.memory.engagement import CHUNK, BadLine, Event, LogReader
-from tactful.core.memory.home import Home, unwritable
+from tactful.core.memory.home import Home, Unwritable, unwritable
 from tactful.core.memory.person import CompactEntry, Entry, Person
 from tactful.core.memory.recording import (
     INJECTION_FLAG,
@@ -300,8 +307,8 @@ def _carry(people: People, platform: str, handle: str, pending: list[_Pending],
 
 def _load_state(home: Home) -> dict[str, Any]:
     try:
-        data = json.loads((home.root / STATE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_regular(home.root / STATE).decode("utf-8"))
+    except (OSError, ValueError, NotRegularFile):
         return {}  # a cache: unreadable means "start from the top"
     if not isinstance(data, dict) or data.get("version") != STATE_VERSION \
             or not isinstance(data.get("logs"), dict):
@@ -322,7 +329,7 @@ def _resume(log: Path, stat: os.stat_result,
         return None
     digest = hashlib.sha256()
     remaining = offset
-    with open(log, "rb") as f:
+    with open_regular(log) as f:
         while remaining:
             chunk = f.read(min(CHUNK, remaining))
             if not chunk:
@@ -346,16 +353,22 @@ def _save_state(home: Home, state: dict[str, Any], key: str, stat: os.stat_resul
 # --------------------------------------------------------------------------- the sync
 
 def sync(home: Home, people: People, log: Path, *, progress: Progress | None = None) -> Report:
-    """Carry the log into memory. Person files that do not parse are reported in `failed`
-    (their events wait, the checkpoint is not advanced); any other memory failure raises."""
+    """Carry the log into memory. A person (or journal month) whose memory cannot be used —
+    a file that does not parse, a FIFO or folder in its place, its lock held by a stuck
+    process — is reported in `failed` (their events wait, the checkpoint is not advanced);
+    a home that refuses writes (`Unwritable`), or any other memory failure, raises."""
     tz = people.settings.tz
     report = Report(log=log)
     home.prepare_folder(home.root)
+    lock = home.root / LOCK
+    where = lock  # what is being written, for the message when the home is read-only
     try:
-        with locked(home.root / LOCK):  # two syncs at once would only do the work twice
+        # Two syncs at once would only do the work twice.
+        with locked(lock, what="the running sync-log"):
+            where = home.root
             _sync_locked(home, people, log, report, progress, tz)
     except OSError as exc:
-        raise unwritable(home.root, exc) from exc
+        raise unwritable(where, exc) from exc
     return report
 
 
@@ -377,6 +390,8 @@ def _read_log(log: Path, mark: Any, report: Report, stones: _Stones,
     except FileNotFoundError:
         report.missing = True
         return None
+    if not S_ISREG(stat.st_mode):
+        raise NotRegularFile(log, stat.st_mode)  # a FIFO would hang the read: refuse it
     try:
         resumed = _resume(log, stat, mark)
         if resumed is None:
@@ -424,7 +439,11 @@ def _sync_locked(home: Home, people: People, log: Path, report: Report,
     for number, ((platform, handle), pending) in enumerate(sorted(buckets.items()), 1):
         try:
             tally, wrote = _carry(people, platform, handle, pending, stones)
-        except PersonFileCorrupt as exc:
+        except Unwritable:
+            raise  # the home refuses writes: nothing else can be carried either
+        except MemoryUnavailable as exc:
+            # A file that does not parse, a FIFO where the file should be, a lock held by a
+            # stuck process: this person's events wait (exit 4); the others are carried.
             report.failed.append(f"{exc} — {len(pending)} events for {platform}/@{handle} "
                                  "wait for the next sync")
             continue
@@ -442,7 +461,9 @@ def _sync_locked(home: Home, people: People, log: Path, report: Report,
                                  withheld=ev.withheld) for ev in posts]
         try:
             done = journal.record(home, tz, entries, match_text=True)
-        except PersonFileCorrupt as exc:
+        except Unwritable:
+            raise
+        except MemoryUnavailable as exc:  # a month file that does not parse, or is a FIFO
             report.failed.append(f"{exc} — {len(posts)} posts wait for the next sync")
         else:
             report.journal += Tally(added=done.added, merged=done.merged, present=done.present)

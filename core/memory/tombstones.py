@@ -15,7 +15,7 @@ import hashlib
 import json
 from datetime import datetime
 
-from tactful.core.memory.atomic import locked
+from tactful.core.memory.atomic import locked, open_regular
 from tactful.core.memory.home import Home
 
 FILE = "tombstones.jsonl"
@@ -28,7 +28,8 @@ def person_hash(platform: str, handle: str) -> str:
 def bury(home: Home, platform: str, handle: str, at: datetime) -> None:
     path = home.root / FILE
     line = json.dumps({"hash": person_hash(platform, handle), "time": at.isoformat()})
-    with locked(home.root / ".locks" / "tombstones.lock"), open(path, "a", encoding="utf-8") as f:
+    with locked(home.root / ".locks" / "tombstones.lock", what="the tombstones"), \
+            open_regular(path, "a", encoding="utf-8") as f:
         f.write(line + "\n")
         f.flush()
 
@@ -37,7 +38,9 @@ def load(home: Home) -> dict[str, datetime]:
     """The latest tombstone time of each hash."""
     found: dict[str, datetime] = {}
     try:
-        with open(home.root / FILE, encoding="utf-8") as f:
+        # A FIFO or device here is refused (NotRegularFile), never read: a sync that cannot
+        # read the tombstones must not bring anyone back, and must not hang either.
+        with open_regular(home.root / FILE, "r", encoding="utf-8") as f:
             for line in f:
                 try:
                     record = json.loads(line)

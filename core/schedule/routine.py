@@ -46,6 +46,10 @@ class Run:
     dry_run: bool
     log: EventLog
     stop: threading.Event = field(default_factory=threading.Event)
+    preview: bool = False  # read, resolve, run every guard, draft, write the outbox; post nothing
+    # Accounts the operator named by hand (`routine run NAME --only HANDLE`): the run answers
+    # only them, and one of them being do-not-engage is the hard stop (exit 3).
+    only: tuple[str, ...] = ()
 
     def pause(self, seconds: float) -> bool:
         """Wait between steps; False when asked to stop meanwhile."""
@@ -84,10 +88,12 @@ def find(name: str, config: Config, host: Host) -> tuple[RoutineConfig, Routine]
 
 
 def run_one(name: str, context: Context, host: Host, *, dry_run: bool, log: EventLog,
-            stop: threading.Event | None = None) -> Result:
+            stop: threading.Event | None = None, preview: bool = False,
+            only: tuple[str, ...] = ()) -> Result:
     settings, routine = find(name, context.config, host)
-    run = Run(name=name, config=settings, context=context, host=host,
-              dry_run=dry_run or settings.dry_run, log=log, stop=stop or threading.Event())
+    dry = dry_run or settings.dry_run
+    run = Run(name=name, config=settings, context=context, host=host, dry_run=dry, log=log,
+              stop=stop or threading.Event(), preview=preview and not dry, only=only)
     log.emit("routine.start", routine=name, kind=settings.kind, dry_run=run.dry_run)
     try:
         result = routine(run)

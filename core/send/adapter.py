@@ -29,6 +29,20 @@ class PostRef:
     id: str  # X tweet id, Bluesky at:// URI, Threads media id, Telegram "<chat_id>/<message_id>"
     url: str | None = None  # the public URL, when one can be built without a read
     handle: str | None = None  # the author's handle when the reference names it (a URL may)
+    # The author's stable id when the reference names it (a Bluesky at://did:… URI, a private
+    # Telegram chat's id): checked offline, before any credential, like a handle.
+    author_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Party:
+    """Someone a reply reaches besides its author and the @mentions of its own text, found by
+    the read of the post replied to: the thread's root and parent authors, the accounts that
+    stay in a reply's mention set, the author of a quoted post. Every one is checked."""
+
+    role: str  # said in a refusal: "thread root author", "parent author", "quoted author", …
+    handle: str | None = None  # normalized, when the platform gave it
+    id: str | None = None  # the platform's stable id, when it gave it
 
 
 @dataclass(frozen=True)
@@ -41,6 +55,7 @@ class Author:
     is_bot: bool = False  # the platform says so (Telegram); memory may say so too (kind: bot)
     thread: str | None = None  # the root of the thread the post belongs to
     url: str | None = None  # the post's public URL
+    parties: tuple[Party, ...] = ()  # everyone else the reply reaches by being in this thread
 
 
 @dataclass(frozen=True)
@@ -80,7 +95,9 @@ class Session(Protocol):
         ...
 
     def resolve(self, handle: str) -> str | None:
-        """The stable id of a handle, or None when the platform does not know it."""
+        """The stable id of a handle with one read, or None when the platform says no account
+        has it. A read that fails raises (PlatformDown, RateLimited, …): the gate then refuses,
+        never treats the handle as unknown. Called only when `Adapter.resolves_handles`."""
         ...
 
     def send(self, text: str, *, reply_to: PostRef | None, to: str | None,
@@ -116,6 +133,8 @@ class Adapter(Protocol):
     # {"post": 250, "reply": 1000}; the pipeline refuses before sending once reached.
     quotas: Mapping[str, int]
     direct_kind: str  # the SPEC §12 kind of a post to `--to` without a reply: "mention" or "dm"
+    # Optional, default False: `Session.resolve` turns any handle into its stable id, so the
+    # gate resolves every party it only knows by handle (a renamed account is caught by id).
     # Optional, default False: `fetch_inbound` needs the posting keys too (X reads mentions in
     # user context); the batch replier then calls `enable_posting` before it fetches.
 
@@ -165,6 +184,12 @@ class Forbidden(Refused):
     def __init__(self, platform: str, detail: str) -> None:
         self.platform = platform
         super().__init__(f"{platform}: the platform refused the post: {detail}; nothing was sent")
+
+
+class AuthorUnknown(BadInput):
+    """The platform cannot name who wrote this message at all (a Telegram group message can
+    only be read as it arrives). Only then may a reply rely on the target named with `--to`;
+    any other failed author read refuses."""
 
 
 class Unauthorized(BadInput):

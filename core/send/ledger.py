@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,29 +30,40 @@ from tactful.core.memory.sqlite import immediate
 FILE = "ledger.sqlite"
 PENDING, SENT = "pending", "sent"
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS sends (
-    key       TEXT PRIMARY KEY,
-    platform  TEXT NOT NULL,
-    action    TEXT NOT NULL,
-    reply_to  TEXT,
-    handle    TEXT,
-    thread    TEXT,
-    mentions  TEXT NOT NULL DEFAULT '',
-    text      TEXT,
-    state     TEXT NOT NULL CHECK (state IN ('pending', 'sent')),
-    started   TEXT NOT NULL,
-    finished  TEXT,
-    post_id   TEXT,
-    url       TEXT,
-    alias     INTEGER NOT NULL DEFAULT 0  -- 1: another spelling of a send already counted
-);
-CREATE INDEX IF NOT EXISTS sends_by_time ON sends (platform, action, started);
-CREATE INDEX IF NOT EXISTS sends_by_thread ON sends (platform, handle, thread);
-"""
+# Ordered migrations, durable ones first: the ledger is the record that prevents double posts.
+# PRAGMA user_version says how many ran; each runs once, in its own transaction.
+_MIGRATIONS = (
+    """
+    CREATE TABLE IF NOT EXISTS sends (
+        key       TEXT PRIMARY KEY,
+        platform  TEXT NOT NULL,
+        action    TEXT NOT NULL,
+        reply_to  TEXT,
+        handle    TEXT,
+        thread    TEXT,
+        mentions  TEXT NOT NULL DEFAULT '',
+        text      TEXT,
+        state     TEXT NOT NULL CHECK (state IN ('pending', 'sent')),
+        started   TEXT NOT NULL,
+        finished  TEXT,
+        post_id   TEXT,
+        url       TEXT,
+        alias     INTEGER NOT NULL DEFAULT 0  -- 1: another spelling of a send already counted
+    );
+    CREATE INDEX IF NOT EXISTS sends_by_time ON sends (platform, action, started);
+    CREATE INDEX IF NOT EXISTS sends_by_thread ON sends (platform, handle, thread);
+    """,
+    # What memory needs to record a send the moment it is out, kept until it is recorded: a
+    # crash between "sent" and the memory write is repaired from the row on the next run.
+    """
+    ALTER TABLE sends ADD COLUMN person_id TEXT;
+    ALTER TABLE sends ADD COLUMN in_reply_to TEXT;
+    ALTER TABLE sends ADD COLUMN remembered INTEGER NOT NULL DEFAULT 1;
+    """,
+)
 
 
-def _utc(at: datetime) -> str:
+def utc(at: datetime) -> str:
     # One zone for every stored time: compared as text, times in mixed offsets would not sort.
     return at.astimezone(UTC).isoformat(timespec="microseconds")
 
@@ -63,6 +75,21 @@ def send_key(platform: str, action: str, reply_to: str | None, to: str | None,
     else:
         parts = [platform, action, to or "", hashlib.sha256(text.encode()).hexdigest()]
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Unremembered:
+    key: str
+    platform: str
+    action: str
+    handle: str | None
+    person_id: str | None
+    thread: str | None
+    mentions: str
+    text: str | None
+    started: str
+    url: str | None
+    in_reply_to: str | None
 
 
 @dataclass(frozen=True)
@@ -84,10 +111,18 @@ class Ledger:
         try:
             self.db = sqlite3.connect(self.path, timeout=15, isolation_level=None)
             self.db.execute("PRAGMA synchronous=FULL")
-            self.db.executescript(_SCHEMA)
+            self._migrate()
             self.path.chmod(0o600)
         except sqlite3.Error as exc:
             raise self._unavailable(exc) from exc
+
+    def _migrate(self) -> None:
+        (done,) = self.db.execute("PRAGMA user_version").fetchone()
+        for number, script in enumerate(_MIGRATIONS[done:], start=done + 1):
+            with self._transaction() as db:
+                for statement in filter(str.strip, script.split(";")):
+                    db.execute(statement)
+                db.execute(f"PRAGMA user_version = {number}")
 
     def _unavailable(self, exc: Exception) -> MemoryUnavailable:
         return MemoryUnavailable(f"the send ledger {self.path} cannot be used: {exc}; move it "
@@ -126,7 +161,7 @@ class Ledger:
         try:
             count, oldest = self.db.execute(
                 "SELECT count(*), min(started) FROM sends WHERE platform = ? AND action = ? "
-                "AND started >= ? AND alias = 0", (platform, action, _utc(since))).fetchone()
+                "AND started >= ? AND alias = 0", (platform, action, utc(since))).fetchone()
         except sqlite3.Error as exc:
             raise self._unavailable(exc) from exc
         return int(count), oldest
@@ -142,56 +177,63 @@ class Ledger:
         return None
 
     def claim(self, keys: list[str], *, platform: str, action: str, reply_to: str | None,
-              handle: str | None, thread: str | None, mentions: list[str], text: str,
-              at: datetime, again: bool, bot_thread: tuple[str, str] | None = None,
-              quota: tuple[int, datetime] | None = None) -> list[str]:
+              handle: str | None, thread: str | None, mentions: list[str], text: str | None,
+              at: datetime, again: bool, person_id: str | None = None,
+              in_reply_to: str | None = None,
+              checks: Sequence[Callable[[sqlite3.Connection], None]] = ()) -> list[str]:
         """Mark a send pending under every key it is known by, and return the keys written.
 
-        Refused when a record exists (unless `again`), when `bot_thread` (handle, thread)
-        already has a reply, or when `quota` (cap, window start) is used up: all checked in the
-        same immediate transaction as the insert, so two processes cannot both pass. With
-        `again`, the earlier records stay (a sent one is never overwritten) and new rows are
-        added under suffixed keys.
+        `checks` (the gate's guards: the ledger itself, a bot's one reply per thread, quotas)
+        run inside the same immediate transaction as the insert, so two processes cannot both
+        pass. With `again`, the earlier records stay (a sent one is never overwritten) and new
+        rows are added under suffixed keys.
         """
         with self._transaction() as db:
-            existing = [db.execute("SELECT state, started, url FROM sends WHERE key = ?",
-                                   (key,)).fetchone() for key in keys]
-            found = next((row for row in existing if row is not None), None)
-            if found is not None and not again:
-                raise already(found[0], found[1], found[2])
-            if bot_thread is not None and db.execute(
-                    "SELECT 1 FROM sends WHERE platform = ? AND handle = ? AND thread = ? "
-                    "LIMIT 1", (platform, *bot_thread)).fetchone() is not None:
-                raise Refused(f"refused: {platform}/@{bot_thread[0]} is a bot and was already "
-                              "replied to in this thread (bots get one reply per thread); "
-                              "nothing was sent")
-            if quota is not None:
-                cap, since = quota
-                (count,) = db.execute(
-                    "SELECT count(*) FROM sends WHERE platform = ? AND action = ? AND "
-                    "started >= ? AND alias = 0", (platform, action, _utc(since))
-                ).fetchone()
-                if count >= cap:
-                    from tactful.core.send.guards import QuotaReached
+            for check in checks:
+                check(db)
+            def taken(names: list[str]) -> bool:
+                return any(db.execute("SELECT 1 FROM sends WHERE key = ?", (name,)).fetchone()
+                           for name in names)
 
-                    raise QuotaReached(f"refused: {count} {action} sends on {platform} in the "
-                                       f"last 24 hours reach the limit of {cap}")
-            if found is not None:
-                suffix = f"#again-{at.isoformat()}"
-                keys = [key + suffix for key in keys]
+            if again and taken(keys):
+                # Every retry its own rows: a sent record is never overwritten.
+                tries = 1
+                while taken([f"{key}#again-{tries}" for key in keys]):
+                    tries += 1
+                keys = [f"{key}#again-{tries}" for key in keys]
             db.executemany(
                 "INSERT INTO sends (key, platform, action, reply_to, handle, thread, "
-                "mentions, text, state, started, alias) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "mentions, text, state, started, alias, person_id, in_reply_to, remembered) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,0)",
                 [(key, platform, action, reply_to, handle, thread, " ".join(mentions), text,
-                  PENDING, _utc(at), int(n > 0)) for n, key in enumerate(keys)])
+                  PENDING, utc(at), int(n > 0), person_id, in_reply_to)
+                 for n, key in enumerate(keys)])
         return keys
 
     def mark_sent(self, keys: list[str], *, post_id: str, url: str | None,
-                  at: datetime) -> None:
+                  at: datetime, remembered: bool = False) -> None:
+        """The post is out. Until `mark_remembered`, the row also says memory still lacks it."""
         with self._transaction() as db:
-            db.executemany("UPDATE sends SET state = ?, finished = ?, post_id = ?, url = ? "
-                           "WHERE key = ?",
-                           [(SENT, _utc(at), post_id, url, key) for key in keys])
+            db.executemany("UPDATE sends SET state = ?, finished = ?, post_id = ?, url = ?, "
+                           "remembered = ? WHERE key = ?",
+                           [(SENT, utc(at), post_id, url, int(remembered), key)
+                            for key in keys])
+
+    def mark_remembered(self, keys: list[str]) -> None:
+        with self._transaction() as db:
+            db.executemany("UPDATE sends SET remembered = 1 WHERE key = ?",
+                           [(key,) for key in keys])
+
+    def unremembered(self) -> list[Unremembered]:
+        """Sends that went out but whose memory entry was never written (a crash between)."""
+        try:
+            rows = self.db.execute(
+                "SELECT key, platform, action, handle, person_id, thread, mentions, text, "
+                "started, url, in_reply_to FROM sends WHERE state = ? AND remembered = 0 "
+                "AND alias = 0 ORDER BY started", (SENT,)).fetchall()
+        except sqlite3.Error as exc:
+            raise self._unavailable(exc) from exc
+        return [Unremembered(*row) for row in rows]
 
     def release(self, keys: list[str]) -> None:
         """The send certainly did not happen: let a later run try again."""
@@ -208,7 +250,8 @@ class Ledger:
                     if to == handle or handle in mentions.split()]
             # The post replied to (a URL or a DID names them) goes too; the key is a hash.
             db.executemany("UPDATE sends SET text = NULL, handle = NULL, mentions = '', "
-                           "thread = NULL, reply_to = NULL WHERE key = ?", keys)
+                           "thread = NULL, reply_to = NULL, person_id = NULL, "
+                           "in_reply_to = NULL, remembered = 1 WHERE key = ?", keys)
         try:
             self.db.execute("VACUUM")  # no free page keeps the old text
         except sqlite3.Error as exc:

@@ -114,7 +114,8 @@ def test_an_unreachable_server_is_platform_down(emulator: BlueskyEmulator) -> No
 
 # ---- the author, with one read ---------------------------------------------------------------
 
-def test_author_of_a_did_reference_is_one_getposts(emulator: BlueskyEmulator,
+def test_author_of_a_did_reference_is_one_getposts_and_the_roots_author_one_more(
+        emulator: BlueskyEmulator,
                                                    adapter: BlueskyAdapter,
                                                    session: BlueskySession) -> None:
     root = emulator.add_post("carol", "a thread starts here")
@@ -123,7 +124,7 @@ def test_author_of_a_did_reference_is_one_getposts(emulator: BlueskyEmulator,
     ref = adapter.parse_post(_did_form(emulator, adapter, url))
     start = len(emulator.requests)
     author = session.author(ref)
-    assert _paths_since(emulator, start) == [GET_POSTS]
+    assert _paths_since(emulator, start) == [GET_POSTS, "app.bsky.actor.getProfile"]
     assert author.handle == "newsbot.example.com"
     assert author.id == bot
     assert author.display_name == "News Bot"

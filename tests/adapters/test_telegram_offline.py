@@ -42,7 +42,10 @@ def adapter() -> TelegramAdapter:
 ])
 def test_parse_post_accepts_the_real_forms(adapter: TelegramAdapter, raw: str, post_id: str,
                                            url: str | None) -> None:
-    assert adapter.parse_post(raw) == PostRef("telegram", post_id, url=url)
+    chat = post_id.split("/")[0]
+    # a private chat's id is its user's id: the reference names who a reply reaches
+    author_id = chat if chat.isdigit() else None
+    assert adapter.parse_post(raw) == PostRef("telegram", post_id, url=url, author_id=author_id)
 
 
 def test_the_same_public_post_has_one_id_whatever_the_case() -> None:

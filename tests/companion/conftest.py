@@ -19,11 +19,9 @@ from tactful.adapters.telegram.companion import TelegramChannel, make_bot
 from tactful.adapters.telegram.emulator import TelegramEmulator
 from tactful.core.companion.gateway import Gateway, Incoming
 from tactful.core.config.values import CompanionConfig
-from tactful.core.memory.home import Home
-from tactful.core.memory.settings import MemorySettings
-from tactful.core.memory.store import People
 from tactful.core.responders.base import Prompt
 from tactful.core.schedule.events import EventLog
+from tactful.core.send.gate import Gate
 
 UNIQUE = "zxqvplonkerwug"  # a word only the user ever says
 
@@ -95,7 +93,7 @@ def make_gateway(emulator: TelegramEmulator, home: Path, responder: Any, clock: 
     return Gateway(home=home, bot="persona", config=config, persona_name="galatea",
                    default_tz="Europe/Amsterdam", responder=responder,
                    channel=TelegramChannel(bot, events, sleep=sleep),
-                   people=People(Home(home), MemorySettings()), log=events, clock=clock,
+                   gate=Gate.for_home(home, clock=clock), log=events, clock=clock,
                    rng=random.Random(7), sleep=sleep)
 
 

@@ -21,6 +21,7 @@ from tactful.core.companion.gateway import Incoming
 from tactful.core.companion.session import Session
 from tactful.core.config.values import CompanionConfig
 from tactful.core.responders.base import DraftFailed
+from tactful.core.send.gate import Ticket
 
 from .conftest import UNIQUE, Clock, Scripted, World, found, make_gateway
 
@@ -137,10 +138,10 @@ async def test_a_restart_in_the_middle_of_a_turn_never_answers_twice(world: Worl
     real_send = channel.send
     calls = 0
 
-    async def dying_send(chat_id: int, text: str) -> None:
+    async def dying_send(chat_id: int, text: str, *, ticket: Ticket) -> None:
         nonlocal calls
         calls += 1
-        await real_send(chat_id, text)
+        await real_send(chat_id, text, ticket=ticket)
         raise Crash  # the process dies after the first message went out
 
     channel.send = dying_send  # type: ignore[method-assign]
