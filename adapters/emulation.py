@@ -38,6 +38,9 @@ class Request:
         return {key: values[-1] for key, values in pairs.items()}
 
 
+DROP = 0  # the status of a queued Reply that closes the connection instead of answering
+
+
 @dataclass
 class Reply:
     status: int = 200
@@ -81,6 +84,15 @@ class Emulator:
         with self._lock:
             for _ in range(times):
                 self._queued.append(_Queued(Reply(status, body, dict(headers or {})), match))
+
+    def drop_next(self, *, match: Callable[[Request], bool] | None = None,
+                  times: int = 1) -> None:
+        """Close the connection of the next matching request(s) without any answer: a
+        connection that broke after the request was handed over (the platform may have taken
+        it; whether it did is what the client cannot know)."""
+        with self._lock:
+            for _ in range(times):
+                self._queued.append(_Queued(Reply(DROP), match))
 
     def stall_next(self, seconds: float, *,
                    match: Callable[[Request], bool] | None = None) -> None:
@@ -156,6 +168,9 @@ class Emulator:
                     self._stalls.remove(stall)
             if stall is not None:
                 time.sleep(stall[0])
+        if queued is not None and queued.reply.status == DROP:
+            handler.close_connection = True  # no status line, no headers: the socket closes
+            return
         try:
             reply = queued.reply if queued is not None else self.answer(request)
         except Exception as exc:  # noqa: BLE001 — a bug in an emulator is a 500, visibly

@@ -31,6 +31,17 @@ def register_commands(register: Register) -> None:
     """
 
 
+@hookspec
+def register_services(register: Register) -> None:
+    """Add long-running services that ``tactful run`` starts next to the routines.
+
+    :param register: ``register(name, service)``: ``service.wanted(app) -> bool`` says from the
+        config whether it runs; ``service.serve(app, log, stop)`` runs it in a thread of its own
+        until ``stop`` is set. A service may offer ``chats`` (a companion's chat platform), so
+        that ``tactful forget`` reaches its store.
+    """
+
+
 # ---- adapters ----------------------------------------------------------------------------
 
 @hookspec
@@ -39,6 +50,26 @@ def register_adapters(register: Register) -> None:
 
     :param register: ``register(platform, factory)``: ``factory(config) -> adapter`` is called
         only when the platform is used, so a plugin that registers one imports no SDK.
+    """
+
+
+@hookspec
+def register_platforms(register: Register) -> None:
+    """Declare what the core must know of a platform (``tactful.core.memory.platforms``).
+
+    :param register: ``register(name, platform)``: ``platform`` is a ``Platform`` named
+        ``name`` (handles of digits are ids, a domain of its own in handles, config modes). The
+        same object belongs in the entry-point group ``tactful.platforms``, which ``check`` and
+        ``card`` read without loading plugins.
+    """
+
+
+@hookspec
+def register_emulators(register: Register) -> None:
+    """Add a platform to ``tactful demo``: an emulator of its API on loopback.
+
+    :param register: ``register(platform, factory)``: ``factory()`` starts the emulator and
+        returns the demo's view of it (docs/hooks.md#register_emulators).
     """
 
 
@@ -66,6 +97,6 @@ def register_routines(register: Register) -> None:
 
 
 HOOKS: tuple[Callable[..., Any], ...] = (
-    register_commands, register_adapters, register_guards, register_responders,
-    register_routines,
+    register_commands, register_services, register_adapters, register_platforms,
+    register_emulators, register_guards, register_responders, register_routines,
 )

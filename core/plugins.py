@@ -13,7 +13,8 @@ warning (`Host.load_warnings`), not an error.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
@@ -22,7 +23,8 @@ import pluggy
 
 from tactful.core import hookspecs
 from tactful.core.errors import ConfigError
-from tactful.core.memory.handles import PLATFORM_NAME
+from tactful.core.memory import platforms as memory_platforms
+from tactful.core.memory.platforms import PLATFORM_NAME, Platform
 
 GROUP = "tactful"
 
@@ -111,16 +113,26 @@ class Host:
             impl.function(register=register)
         return found
 
-    def adapter_platforms(self) -> list[str]:
-        """Platforms that installed plugins add beyond the built-in ones (valid names only)."""
-        from tactful.core.memory.handles import BUILTIN_PLATFORMS
-
+    def platforms(self) -> list[tuple[Platform, str]]:
+        """Every platform the plugins declare, with the plugin that declares it: the facts
+        they register (`register_platforms`), and plain facts for an adapter's platform they
+        do not describe (valid names only). A collision is reported where it is used."""
+        found: dict[str, tuple[Platform, str]] = {}
         try:
-            names = self.collect("register_adapters")
+            declared = self.collect("register_platforms")
         except ConfigError:
-            return []  # a collision is reported where an adapter is asked for
-        return sorted(n for n in names if PLATFORM_NAME.fullmatch(n) and
-                      n not in BUILTIN_PLATFORMS)
+            declared = {}
+        for name, (plugin, facts) in declared.items():
+            if isinstance(facts, Platform) and facts.name == name:
+                found[name] = (facts, f"plugin {plugin!r}")
+        try:
+            adapters = self.collect("register_adapters")
+        except ConfigError:
+            adapters = {}
+        for name, (plugin, _) in adapters.items():
+            if name not in found and PLATFORM_NAME.fullmatch(name):
+                found[name] = (Platform(name), f"plugin {plugin!r}")
+        return [found[name] for name in sorted(found)]
 
 
 # words YAML reads as something other than text when written bare (`[off]` is [false])
@@ -159,6 +171,33 @@ def host() -> Host:
     if _host is None:
         _host = Host()
     return _host
+
+
+@contextmanager
+def using(new: Host | None = None) -> Iterator[Host]:
+    """Make `new` (a fresh, unloaded `Host` when not given) the one host of this process for the
+    length of the block, and put the one before back afterwards.
+
+    This is the supported way for test suites to isolate plugins: give each test its own host
+    (``with plugins.using() as host: ...``, e.g. in an autouse fixture), register a test plugin
+    with ``host.manager.register(plugin, name=...)`` and unregister it by name; never reset the
+    module's private state. The entry points are loaded lazily, when the block first needs them.
+    """
+    global _host
+    previous, _host = _host, new if new is not None else Host()
+    try:
+        yield _host
+    finally:
+        _host = previous
+
+
+def found_platforms() -> list[Platform]:
+    """What memory asks about a platform name it does not know (its finder): the platforms of
+    this process's host, which is loaded for it."""
+    return [facts for facts, _ in host().platforms()]
+
+
+memory_platforms.use_finder(found_platforms)
 
 
 def hook_names() -> list[str]:

@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from tactful.core.cli.context import Context
+from tactful.core.app import App
 from tactful.core.errors import (
     BadInput,
     ConfigError,
@@ -336,7 +336,7 @@ def _draft_problem(draft: str, adapter: Adapter, author: str) -> str | None:
     return None
 
 
-def _leave_alone(person: Person, item: Inbound, context: Context) -> Outcome:
+def _leave_alone(person: Person, item: Inbound, context: App) -> Outcome:
     if item.author.id is not None and person.id is None:
         person.id = item.author.id
     return recording.do_not_engage(person, True, worth.LEAVE_ALONE, context.now())

@@ -9,9 +9,11 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tactful.core import plugins
 from tactful.core.cli.main import main
 
 
@@ -24,6 +26,15 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture(autouse=True)
+def plugin_host() -> Iterator[plugins.Host]:
+    """Every test has a plugin host of its own, made through the public `plugins.using`: what
+    a test installs (an entry point on sys.path) or registers with `host.manager.register`
+    is loaded into that host only, and the host before is put back afterwards."""
+    with plugins.using() as host:
+        yield host
 
 
 @pytest.fixture
@@ -63,6 +74,23 @@ routines:
     max_per_run: {max_per_run}
     pause: 0
 """
+
+# An openai responder whose endpoint is down: nothing listens on port 9.
+OPENAI_DOWN = "kind: openai\nbase_url: http://127.0.0.1:9/v1\nmodel: local\ntimeout: 5"
+
+
+def command_responder(script: Path) -> str:
+    """A responder that runs `script` with this Python: the prompt on stdin, the draft out."""
+    return f"kind: command\ncommand: [{sys.executable}, {script}]\ntimeout: 20"
+
+
+def batch_drafting_with(responder: str, max_per_run: int = 10) -> str:
+    """BATCH_CONFIG whose routine drafts with the responder `drafts`, which `responder` describes
+    (its YAML keys, one a line: `command_responder(...)`, `OPENAI_DOWN`)."""
+    body = "".join(f"    {line}\n" for line in responder.splitlines())
+    return (BATCH_CONFIG.format(max_per_run=max_per_run).replace("responder: template",
+                                                                 "responder: drafts")
+            + "responders:\n  drafts:\n" + body)
 
 
 def run_process(*argv: str, env: dict[str, str] | None = None,
@@ -129,12 +157,10 @@ def keyring_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
 
 
 @pytest.fixture
-def recorder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-             keyring_log: Path) -> Iterator[Path]:
+def recorder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keyring_log: Path) -> Path:
     """The `recorder` adapter plugin installed as a third-party one, in-process and for child
-    processes, its credentials stored, and a memory home that exists. Yields the platform file."""
-    from tactful.core import plugins
-
+    processes, its credentials stored, and a memory home that exists. Returns the platform
+    file."""
     from . import recording_keyring
 
     site = tmp_path / "site"
@@ -149,6 +175,52 @@ def recorder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     recording_keyring.store("recorder", "default", "read_token", "r-token")
     recording_keyring.store("recorder", "default", "post_token", "p-token")
     (tmp_path / "home" / "people").mkdir(parents=True)
-    monkeypatch.setattr(plugins, "_host", None)
-    yield platform
-    plugins._host = None
+    return platform
+
+
+@pytest.fixture
+def batch_config(tmp_path: Path, recorder: Path) -> Path:
+    """A config file with the batch-reply routine `reply` on the recorder platform."""
+    path = tmp_path / "tactful.yaml"
+    path.write_text(BATCH_CONFIG.format(max_per_run=10))
+    return path
+
+
+def _batch_against(emulator: Any, platform: str, tmp_path: Path) -> Path:
+    """A config that points the platform's adapter at the emulator, with the batch-reply routine
+    `reply` on that platform; and a memory home that exists."""
+    config = tmp_path / "tactful.yaml"
+    config.write_text(
+        BATCH_CONFIG.format(max_per_run=10).replace("platform: recorder", f"platform: {platform}")
+        + f"platforms:\n  {platform}:\n    account: {emulator.persona}\n"
+        f"    base_url: {emulator.base_url}\n")
+    (tmp_path / "home" / "people").mkdir(parents=True, exist_ok=True)
+    return config
+
+
+@pytest.fixture
+def bluesky_emulator(tmp_path: Path, keyring_log: Path) -> Iterator[Any]:
+    """The Bluesky emulator on loopback, its app password in the recording keyring; its
+    `config` is a config file that points the bluesky adapter at it (`_batch_against`)."""
+    from tactful.adapters.bluesky.emulator import BlueskyEmulator
+
+    from . import recording_keyring
+
+    with BlueskyEmulator() as emulator:
+        recording_keyring.store("bluesky", emulator.persona, "app_password", "app-pass")
+        emulator.config = _batch_against(emulator, "bluesky", tmp_path)
+        yield emulator
+
+
+@pytest.fixture
+def telegram_emulator(tmp_path: Path, keyring_log: Path) -> Iterator[Any]:
+    """The Telegram Bot API emulator on loopback, its token in the recording keyring; its
+    `config` is a config file that points the telegram adapter at it (`_batch_against`)."""
+    from tactful.adapters.telegram.emulator import TelegramEmulator
+
+    from . import recording_keyring
+
+    with TelegramEmulator() as emulator:
+        recording_keyring.store("telegram", emulator.persona, "token", emulator.token)
+        emulator.config = _batch_against(emulator, "telegram", tmp_path)
+        yield emulator

@@ -1,6 +1,6 @@
 """What the tests of the send gate share: what the recording platform was sent, which keys were
-read, flagging someone, saving a person file as an editor does, and a guard plugin registered
-with the host for the length of one block."""
+read, a refusal before any posting key, flagging someone, saving a person file as an editor
+does, and a guard plugin registered with the host for the length of one block."""
 
 from __future__ import annotations
 
@@ -59,3 +59,10 @@ def guard_plugin(guard: Any) -> Iterator[None]:
         yield
     finally:
         host.manager.unregister(name="guards-plugin")
+
+
+def refused_before_posting(result: Any) -> None:
+    """Refused (do-not-engage, or memory that cannot be read), with nothing sent on the
+    recording platform and no posting key read."""
+    assert result.code in (3, 4), (result.code, result.out, result.err)
+    assert sent() == [] and not posting_key_read()

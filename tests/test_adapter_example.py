@@ -44,8 +44,6 @@ class Pigeon(Emulator):
 
 @pytest.fixture
 def pigeon_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keyring_log: Path) -> Path:
-    from tactful.core import plugins
-
     page = PAGE.read_text()
     site = tmp_path / "site"
     for block in re.findall(r"```python\n(.*?)```", page, re.DOTALL):
@@ -62,7 +60,6 @@ def pigeon_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keyring_lo
     (dist / "entry_points.txt").write_text(
         "[tactful]\n" + "".join(f"{k} = {v}\n" for k, v in points.items()))
     monkeypatch.syspath_prepend(str(site))
-    monkeypatch.setattr(plugins, "_host", None)
     (tmp_path / "home" / "people").mkdir(parents=True)
     return tmp_path
 

@@ -499,7 +499,7 @@ ERRORS = [
         "platforms:\n  blusky: {}\n",
         2,
         "platforms.blusky",
-        ["unknown key (expected one of: x, bluesky, threads, telegram)", "'bluesky'"],
+        ["unknown key (expected one of: bluesky, telegram, threads, x)", "'bluesky'"],
         id="unknown-platform",
     ),
     pytest.param(
@@ -929,3 +929,16 @@ def test_config_check_finds_what_a_file_names_but_nothing_provides(cli, tmp_path
     config.write_text("routines:\n  r:\n    kind: batch-reply\n    platform: x\n"
                       "    responder: template\n")
     assert cli("--config", str(config), "config", "check").code == 0
+
+
+def test_config_check_accepts_a_routine_platform_the_run_accepts(cli, tmp_path: Path,
+                                                                 home: Path) -> None:
+    # The run reads `platform: X` as x; the check must agree with it.
+    config = tmp_path / "tactful.yaml"
+    config.write_text("routines:\n  r:\n    kind: batch-reply\n    platform: X\n"
+                      "    responder: template\n")
+    (home / "people").mkdir(parents=True)
+    run = cli("--config", str(config), "routine", "run", "r", "--dry-run")
+    assert run.code == 0, run.err  # the routine itself is fine with it
+    check = cli("--config", str(config), "config", "check")
+    assert check.code == 0, check.err

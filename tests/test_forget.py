@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from .recording_adapter import add_inbound
+
 UNIQUE = "zxqvplonkerwug"  # a word only the forgotten person ever said
 HANDLE = "forget_me_please"
 
@@ -138,3 +140,38 @@ def test_forget_matches_log_platforms_in_any_case(cli, home: Path) -> None:  # t
     assert UNIQUE in cli("export", "x", "alice").out
     assert cli("forget", "x", "alice").code == 0
     assert UNIQUE.encode() not in everything_under(home)
+
+
+# ---- the send pipeline's stores: the inbox, the ledger, the engagement log ----------------------
+
+def test_forget_blanks_inbox_items_that_mention_them_whatever_the_adapter_said(
+        cli, batch_config: Path, home: Path) -> None:
+    # The recorder adapter fills no Inbound.mentions (the field is optional): forget must find
+    # the mention in the text itself.
+    add_inbound("1", "alice", "my friend @bob lives on elm street now")
+    assert cli("--config", str(batch_config), "routine", "run", "reply").code == 0
+    assert cli("forget", "recorder", "bob").code == 0
+    assert b"elm street" not in (home / "inbox.sqlite").read_bytes()
+
+
+def test_forget_removes_log_events_that_mention_them(cli, recorder, keyring_log,
+                                                    home: Path) -> None:
+    assert cli("send", "recorder", "--to", "alice",
+               "--text", "ask @bob about his divorce").code == 0
+    assert cli("forget", "recorder", "bob").code == 0
+    assert "@bob" not in (home / "engagement.jsonl").read_text()
+
+
+def test_forget_leaves_neither_their_handle_nor_their_id_in_the_inbox_or_the_ledger(
+        cli, bluesky_emulator, home: Path) -> None:
+    # Bluesky post URLs and at:// URIs name the author by handle or DID.
+    bluesky = bluesky_emulator
+    alice = bluesky.canonical("alice")
+    did = bluesky.add_user(alice)
+    bluesky.add_post(alice, f"@{bluesky.persona} how does the desk work?")
+    assert cli("--config", str(bluesky.config), "routine", "run", "reply").code == 0
+    assert len(bluesky.sent()) == 1
+    assert cli("forget", "bluesky", alice).code == 0
+    left = {name: [who for who in (alice, did) if who.encode() in (home / name).read_bytes()]
+            for name in ("inbox.sqlite", "ledger.sqlite")}
+    assert left == {"inbox.sqlite": [], "ledger.sqlite": []}

@@ -2,19 +2,24 @@
 touches is found, resolved to a stable id where the platform can, and checked by id and by
 every handle, before a single posting credential is read. Shown with the recording adapter
 plugin and the recording keyring; tests/adapters/test_every_party.py shows the same against
-each platform's emulator with its real library."""
+each platform's emulator with its real library, and tests/test_identity.py the model of who a
+person is (ids, aka links, hand edits) that the gate checks against."""
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
 import pytest
 
+from tactful.core.errors import BadInput
+
 from . import recording_adapter as platform
 from . import recording_keyring
-from .sending import flag, hand_edit, posting_key_read, sent
+from .recording_keyring import RecordingKeyring
+from .sending import flag, hand_edit, posting_key_read, refused_before_posting, sent
 
 # ---- a renamed account ---------------------------------------------------------------------
 
@@ -37,12 +42,58 @@ def test_a_renamed_flagged_account_targeted_by_its_new_handle_is_refused(
     assert not posting_key_read() and sent() == []
 
 
+def test_a_renamed_flagged_author_is_refused_when_the_url_names_the_new_handle(
+        cli, bluesky_emulator) -> None:
+    # The handle the URL names is checked first, with no id; the author read then brings the
+    # id, and that id must be checked too, not the verdict already given for the handle.
+    bluesky = bluesky_emulator
+    did = bluesky.add_user("mallory")
+    assert cli("remember", "bluesky", "mallory.bsky.social", "--kind", "reply",
+               "--they", "hi", "--id", did).code == 0
+    assert cli("dne", "bluesky", "mallory.bsky.social", "on").code == 0
+    bluesky.rename_user("mallory", "mallory2")
+    url = bluesky.add_post("mallory2", f"@{bluesky.persona} hello again")
+    result = cli("--config", str(bluesky.config), "send", "bluesky", "--reply-to", url,
+                 "--text", "thanks!")
+    assert result.code == 3, (result.code, result.err)
+    assert bluesky.sent() == []
+
+
 def test_a_handle_that_cannot_be_resolved_refuses_instead_of_passing(
         cli, recorder, keyring_log) -> None:
     platform.fail_reads()
     result = cli("send", "recorder", "--to", "alice", "--text", "hi @bob")
     assert result.code == 5, result.err
     assert not posting_key_read() and sent() == []
+
+
+# ---- the author of the post replied to, whoever --to names ------------------------------------
+
+def test_a_reply_under_a_flagged_authors_post_is_refused_even_when_to_names_someone_else(
+        cli, recorder, keyring_log) -> None:
+    # The platform notifies the author of the parent, and the reply sits in their thread.
+    cli("dne", "recorder", "mallory", "on")
+    platform.add_post("77", "mallory", user_id="u-9")
+    result = cli("send", "recorder", "--to", "alice", "--reply-to", "77", "--text", "hi alice")
+    assert result.code == 3, (result.code, result.err)
+    assert sent() == []
+
+
+def test_a_reply_whose_author_cannot_be_read_is_refused_even_with_to(
+        cli, recorder, keyring_log, monkeypatch) -> None:
+    flag(cli, "mallory", "u-66")
+    platform.add_post("50", "mallory", user_id="u-66")
+    original = platform.RecorderSession.author
+
+    def hidden(self, post):  # type: ignore[no-untyped-def]
+        if post.id == "50":
+            platform.record("author", post=post.id)
+            raise BadInput("recorder: post 50 is not visible to this token")
+        return original(self, post)
+
+    monkeypatch.setattr(platform.RecorderSession, "author", hidden)
+    result = cli("send", "recorder", "--reply-to", "50", "--to", "alice", "--text", "thanks!")
+    assert result.code != 0 and sent() == [] and not posting_key_read(), result
 
 
 # ---- the thread and quoted posts ---------------------------------------------------------------
@@ -102,34 +153,31 @@ def test_a_reference_naming_a_flagged_author_by_id_is_refused_offline(
     assert recording_keyring.accesses() == [] and sent() == []
 
 
-# ---- aka links and Telegram ids -----------------------------------------------------------------
+# ---- adapters that hand back handles as the platform spells them --------------------------------
 
-def test_a_link_recorded_on_one_side_only_carries_do_not_engage(cli, home: Path) -> None:
-    flag(cli, "mallory", where="x")
-    assert cli("remember", "bluesky", "mallory.example", "--kind", "reply",
-               "--they", "hi").code == 0
-    # The link is written by hand into the flagged file only.
-    path = home / "people" / "x" / "mallory.md"
-    text = path.read_text()
-    hand_edit(path, text.replace(
-        "aka: []", "aka:\n- {ref: bluesky/mallory.example, reason: by hand, "
-        "at: '2026-11-01T10:00:00-04:00'}"))
-    assert cli("check", "bluesky", "mallory.example").code == 3
-    # and from the other side only
-    hand_edit(path, text)
-    other = home / "people" / "bluesky" / "mallory.example.md"
-    hand_edit(other, other.read_text().replace(
-        "aka: []", "aka:\n- {ref: x/mallory, reason: by hand, at: '2026-11-01T10:00:00-04:00'}"))
-    assert cli("check", "bluesky", "mallory.example").code == 3
+def test_an_adapter_that_returns_an_unnormalized_author_handle_cannot_hide_a_flagged_one(
+        cli, recorder, keyring_log) -> None:
+    cli("dne", "recorder", "mallory", "on")
+    platform.add_post("77", "Mallory", user_id=None)
+    result = cli("send", "recorder", "--reply-to", "77", "--text", "thanks!")
+    assert result.code == 3, (result.code, result.out, result.err)
+    assert sent() == []
 
 
+def test_an_adapter_that_forgets_to_normalize_mentions_cannot_hide_a_flagged_one(
+        cli, recorder, keyring_log, monkeypatch) -> None:
+    flag(cli, "mallory")
+    monkeypatch.setattr(platform.RecorderAdapter, "mentions",
+                        lambda self, text: re.findall(r"(?<![\w@])@([A-Za-z0-9_]{1,30})", text))
+    refused_before_posting(cli("send", "recorder", "--to", "alice", "--text", "hi @Mallory"))
 
 
-def test_a_telegram_user_flagged_by_id_is_refused_under_their_username(cli) -> None:
-    assert cli("dne", "telegram", "5551234", "on").code == 0  # flagged before any username
-    result = cli("check", "telegram", "newuser", "--id", "5551234")
-    assert result.code == 3, result.out
-    assert cli("check", "telegram", "someone_else", "--id", "777").code == 0
+def test_an_adapter_that_forgets_to_normalize_thread_parties_cannot_hide_a_flagged_one(
+        cli, recorder, keyring_log) -> None:
+    flag(cli, "mallory")
+    platform.add_post("21", "alice", user_id="u-1",
+                      parties=[("thread root author", "Mallory", None)])
+    refused_before_posting(cli("send", "recorder", "--reply-to", "21", "--text", "agreed!"))
 
 
 # ---- preview ------------------------------------------------------------------------------------
@@ -151,7 +199,7 @@ def test_a_preview_resolves_and_guards_with_read_keys_and_never_posts(
     assert sent() == [] and not posting_key_read()
 
 
-# ---- a crash between "sent" and the memory write ------------------------------------------------
+# ---- after the post is out: its memory entry is always written ---------------------------------
 
 def test_a_send_whose_memory_write_failed_is_recorded_on_the_next_run(
         cli, recorder, keyring_log, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -179,6 +227,26 @@ def unremembered(home: Path) -> int:
     return int(count)
 
 
+def test_a_post_that_went_out_gets_its_memory_entry_even_if_the_session_fails_to_close(
+        cli, recorder, keyring_log, home, monkeypatch) -> None:
+    def broken_close(self) -> None:  # type: ignore[no-untyped-def]
+        raise RuntimeError("socket already gone")
+
+    monkeypatch.setattr(platform.RecorderSession, "close", broken_close)
+    platform.add_post("40", "alice", user_id="u-1")
+    cli("send", "recorder", "--reply-to", "40", "--text", "thanks!")
+    assert len(sent()) == 1  # the post is out
+    monkeypatch.setattr(platform.RecorderSession, "close", lambda self: None)
+    assert cli("send", "recorder", "--to", "bob", "--text", "hello").code == 0  # the next run
+    person = home / "people" / "recorder" / "alice.md"
+    db = sqlite3.connect(home / "ledger.sqlite")
+    try:
+        states = db.execute("SELECT state FROM sends WHERE reply_to = '40'").fetchall()
+    finally:
+        db.close()
+    assert person.exists() and "thanks!" in person.read_text(), states
+
+
 @pytest.mark.parametrize("command", [["send", "recorder", "--to", "alice", "--text", "hi"]])
 def test_sending_on_built_in_defaults_says_so(cli, recorder, keyring_log, command) -> None:
     result = cli(*command)
@@ -199,3 +267,23 @@ def test_a_lock_held_by_a_stuck_process_refuses_before_the_post_not_after(
     assert sent() == [] and not posting_key_read()
     assert cli("send", "recorder", "--to", "alice", "--text", "hello").code == 0
     assert "hello" in (home / "people" / "recorder" / "alice.md").read_text()
+
+
+# ---- races --------------------------------------------------------------------------------------
+
+def test_a_person_flagged_while_the_posting_key_is_read_is_not_sent_to(
+        cli, recorder, keyring_log, home, monkeypatch) -> None:
+    assert cli("remember", "recorder", "alice", "--kind", "reply", "--they", "hi").code == 0
+    path = home / "people" / "recorder" / "alice.md"
+    original = RecordingKeyring.get_password
+
+    def unlocking(self, service, username):  # type: ignore[no-untyped-def]
+        if username.endswith("post_token"):
+            hand_edit(path, path.read_text().replace("do_not_engage: false",
+                                                     "do_not_engage: true"))
+        return original(self, service, username)
+
+    monkeypatch.setattr(RecordingKeyring, "get_password", unlocking)
+    result = cli("send", "recorder", "--to", "alice", "--text", "hi")
+    assert "do_not_engage: true" in path.read_text()
+    assert result.code == 3 and sent() == [], result

@@ -21,7 +21,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tactful.core import plugins
 from tactful.core.errors import Refused
 from tactful.core.schedule.cron import next_fire
 from tactful.core.schedule.events import EventLog
@@ -393,17 +392,11 @@ def test_tactful_run_fires_a_due_routine_and_lets_it_finish_its_step(
                                 "scheduler.stop"]
 
 
-@pytest.fixture
-def fresh_host(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plugins, "_host", None)
-
-
 def error_line(err: str) -> str:
     [line] = [x for x in err.splitlines() if not x.startswith("tactful: warning:")]
     return line
 
 
-@pytest.mark.usefixtures("fresh_host")
 def test_run_refuses_when_no_routine_is_scheduled(tmp_path: Path, cli: Any) -> None:
     (tmp_path / "tactful.yaml").write_text("routines:\n  nightly-sync: "
                                            "{kind: sync-log, enabled: false}\n")
@@ -412,7 +405,6 @@ def test_run_refuses_when_no_routine_is_scheduled(tmp_path: Path, cli: Any) -> N
     assert "no routine is scheduled" in error_line(result.err)
 
 
-@pytest.mark.usefixtures("fresh_host")
 def test_run_refuses_a_kind_no_plugin_installs(tmp_path: Path, cli: Any) -> None:
     (tmp_path / "tactful.yaml").write_text(
         'routines:\n  mystery: {kind: nosuch, schedule: "0 * * * *"}\n'

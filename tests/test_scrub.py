@@ -1,14 +1,16 @@
 """The scrubber: secrets go, prose stays byte for byte, and scrubbing twice changes nothing.
 
 Cases live in tests/corpus: secrets.txt (each line tagged with the kinds it must report and the
-values that must not survive) and prose.txt (lines that must come back unchanged).
+values that must not survive), secrets/<kind>.txt (the shapes added later, one file per kind,
+held to a recall threshold; \\uXXXX stands for an invisible or unusual character) and
+prose.txt (lines that must come back unchanged). Speed is measured in bench/privacy_gate.py,
+never asserted here.
 """
 
 from __future__ import annotations
 
-import random
+import base64
 import re
-import time
 from dataclasses import FrozenInstanceError, dataclass
 from pathlib import Path
 
@@ -34,16 +36,26 @@ class SecretCase:
     secrets: tuple[str, ...]
 
 
-def secret_cases() -> list[SecretCase]:
+ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+
+
+def unescape(line: str) -> str:
+    return ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), line)
+
+
+def secret_cases(name: str) -> list[SecretCase]:
     cases = []
-    for line in corpus_lines("secrets.txt"):
-        kinds, text, *secrets = (part.strip() for part in line.split(" || "))
+    for line in corpus_lines(name):
+        kinds, text, *secrets = (unescape(part.strip()) for part in line.split(" || "))
         cases.append(SecretCase(tuple(sorted(kinds.split(","))), text, tuple(secrets)))
     return cases
 
 
-SECRETS = secret_cases()
+SECRETS = secret_cases("secrets.txt")
+BY_KIND = {path.stem: secret_cases(f"secrets/{path.name}") for path in CORPUS.glob("secrets/*.txt")}
 PROSE = corpus_lines("prose.txt")
+# The goal for the shapes in secrets/<kind>.txt: at least this share of each kind caught.
+KIND_RECALL = 0.95
 
 
 # ---------------------------------------------------------------------------------------------
@@ -316,38 +328,166 @@ def test_prose_joined_is_still_unchanged(lines: list[str]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Speed
+# The shapes by kind (secrets/<kind>.txt)
+
+
+def caught(case: SecretCase) -> bool:
+    result = scrub(case.text)
+    return all(secret not in result.text for secret in case.secrets) and set(case.kinds) <= set(
+        MARKER.findall(result.text)
+    )
+
+
+def test_kind_corpora_are_well_formed() -> None:
+    assert set(BY_KIND) == set(KINDS)
+    for kind, cases in BY_KIND.items():
+        assert len(cases) >= 12, kind
+        for case in cases:
+            assert kind in case.kinds, case
+            assert case.secrets, case
+            for secret in case.secrets:
+                assert secret in case.text, (secret, case.text)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_kind_recall(kind: str) -> None:
+    cases = BY_KIND[kind]
+    missed = [(case.text, scrub(case.text).text) for case in cases if not caught(case)]
+    recall = 1 - len(missed) / len(cases)
+    assert recall >= KIND_RECALL, (f"{kind}: {recall:.1%}", missed)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_kind_leaves_its_own_marker(kind: str) -> None:
+    # Whatever the scrubber removes from a line of this kind, it labels with this kind.
+    for case in BY_KIND[kind]:
+        result = scrub(case.text)
+        if all(secret not in result.text for secret in case.secrets):
+            assert f"[redacted:{kind}]" in result.text, (case.text, result.text)
+            assert kind in result.kinds
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # The view: zero-width, non-breaking and fullwidth characters are read through, and the
+        # text around a finding comes back byte for byte.
+        ("card 4111\u200b1111\u200b1111\u200b1111 ok", "card [redacted:card] ok"),
+        ("pay 4242\u00a04242\u00a04242\u00a04242.", "pay [redacted:card]."),
+        ("\u200bhi jane\uff20example.com \u200b", "\u200bhi [redacted:email] \u200b"),
+        ("\uff14\uff12" * 8 + "\u3002", "[redacted:card]\u3002"),
+        ("card 4111.1111.1111.1111 exp 09/29", "card [redacted:card] exp 09/29"),
+        ("iban nl13test0123456789 please", "iban [redacted:bank] please"),
+        ("my password is purple monkey dishwasher lamp", "my password is [redacted:password]"),
+        ("my password is hunter two, don't tell", "my password is [redacted:password], don't tell"),
+        ("the wifi password is blue-fox-42-river.", "the wifi password is [redacted:password]."),
+        ("NI number QQ 12 34 56 C", "NI number [redacted:id]"),
+        ("DNI 12345678Z", "DNI [redacted:id]"),
+        ("cf RSSMRA85T10A562S ok", "cf [redacted:id] ok"),
+        ("deliver to 55 oak avenue please", "deliver to [redacted:address] please"),
+        ("write to jane at example dot com", "write to [redacted:email]"),
+    ],
+)
+def test_new_shapes_exact_output(text: str, expected: str) -> None:
+    assert scrub(text).text == expected
 
 
 @pytest.mark.parametrize(
     "text",
     [
-        "a" * 5000 + "@",
-        "1 " * 3000,
-        "1-" * 3000,
-        "password: " * 800,
-        "key=" + "A1" * 3000,
-        "Aa " * 3000 + "Street",
-        "+" + "1 " * 3000,
-        "x@" * 3000,
-        "[(at)]" * 1000,
-        "-----BEGIN RSA PRIVATE KEY-----" * 200,
+        # A wrong check digit or letter leaves the number alone.
+        "ref 12345678A",  # DNI letter should be Z
+        "X1234567A",  # NIE letter should be L
+        "RSSMRA85T10A562X",  # codice fiscale check letter should be S
+        "QQ123456E",  # National Insurance suffix is A-D
+        "1 85 05 78 006 084 92",  # NIR key should be 91
+        "9728.37.928",  # BSN 11-check
+        "39 128 084 583",  # Steuer-ID check digit
+        "5Hvx3Me1xJJ4mzbjpTGWz54ut92cvu898d4MijoGAK3ck5JJWSE",  # WIF checksum
+        "nl14test0123456789",  # IBAN mod-97
+        "4111.1111.1111.1112",  # Luhn
     ],
-    ids=lambda t: repr(t[:12]),
 )
-def test_pathological_input_stays_fast(text: str) -> None:
-    start = time.perf_counter()
-    scrub(text)
-    assert time.perf_counter() - start < 2.0
+def test_failed_checksums_are_left_alone(text: str) -> None:
+    assert scrub(text) == Scrubbed(text, ())
 
 
-def test_typical_field_is_fast() -> None:
-    # The target is well under 100 µs for a 300-character field; the bound here is loose so a
-    # busy machine cannot fail it, but it still catches a regex that starts backtracking.
-    rng = random.Random(7)
-    fields = [" ".join(rng.sample(PROSE, 4))[:300] for _ in range(200)]
-    start = time.perf_counter()
-    for field in fields:
-        scrub(field)
-    per_field = (time.perf_counter() - start) / len(fields)
-    assert per_field < 1e-3, f"{per_field * 1e6:.0f} µs per field"
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My password is weak and I know it.",
+        "My password is too short for the new policy.",
+        "The password is stored in the vault, not here.",
+        "My password is compromised, changing it now.",
+        "Her password is the same as her username.",
+        "My password is case sensitive, careful.",
+        "My password is still expired, ugh.",
+        "The commit 3f786850e387550fdab836ed7e6dc881de23001b fixed it.",
+        "sha256 2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
+        "coffee bread cheese apples onions garlic butter milk eggs flour sugar salt",
+        "work hard play hard dream big never stop always learn keep going",
+        "I walked 5 miles down the road this morning.",
+        "Via Twitter 2 days ago someone asked.",
+        "The base64 of hello world is aGVsbG8gd29ybGQ=.",
+    ],
+)
+def test_near_misses_stay_prose(text: str) -> None:
+    assert scrub(text) == Scrubbed(text, ())
+
+
+def test_base64_wrapping_a_token_is_redacted_whole() -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    wrapped = base64.b64encode(token.encode()).decode()
+    assert scrub(f"blob {wrapped} end").text == "blob [redacted:token] end"
+    # Base64 of ordinary words stays.
+    plain = base64.b64encode(b"see you at the meetup on Friday").decode()
+    assert scrub(plain).text == plain
+
+
+def test_seed_phrase_is_redacted_numbered_or_not() -> None:
+    words = "orbit piano ribbon tunnel maple velvet honey canyon jacket lunar pepper drift"
+    assert scrub(words).text == "[redacted:token]"
+    numbered = " ".join(f"{i}. {w}" for i, w in enumerate(words.split(), 1))
+    assert scrub(numbered).text == "[redacted:token]"
+    assert scrub(" ".join(words.split()[:11])).kinds == ()  # eleven words are not a phrase
+
+
+# ---------------------------------------------------------------------------------------------
+# Long input, handled whole (how long it takes is bench/privacy_gate.py's business)
+
+RUN = 65536
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        "A" * RUN,
+        "eyJ" * (RUN // 3),
+        "a" * RUN,
+        "1" * RUN,
+        "1-" * (RUN // 2),
+        "key_" * (RUN // 4),
+        "password:" + "." * RUN,
+        "x@" * (RUN // 2),
+        "a." * (RUN // 2),
+        "Aa1/" * (RUN // 4),
+        "\u200b1" * (RUN // 2),
+        "\uff11 " * (RUN // 2),
+        "orbit " * (RUN // 6),
+    ],
+    ids=lambda run: repr(run[:8]),
+)
+def test_long_runs_are_scrubbed_whole(run: str) -> None:
+    once = scrub(run)
+    assert scrub(once.text).text == once.text
+    # A secret after the run is still found: nothing gives up on a long text.
+    tail = scrub(run + " mail bob@example.com")
+    assert tail.text.endswith(" mail [redacted:email]")
+    assert "email" in tail.kinds
+
+
+def test_many_findings_in_one_text() -> None:
+    # Overlaps are tracked per character, so thousands of findings are still all kept.
+    text = " ".join(f"user{i}@example.com" for i in range(5000))
+    result = scrub(text)
+    assert result.text == " ".join(["[redacted:email]"] * 5000)

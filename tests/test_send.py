@@ -6,15 +6,16 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tactful.core.errors import Refused
+from tactful.core.errors import DoNotEngage, Refused
 
 from . import recording_adapter as platform
 from . import recording_keyring
 from .conftest import run_process, tree
-from .sending import guard_plugin, sent
+from .sending import guard_plugin, posting_key_read, sent
 
 
 def refused_before_anything(keyring_log: Path) -> None:
@@ -234,6 +235,35 @@ def test_a_timeout_after_sending_keeps_the_ledger_pending(cli, recorder, keyring
     assert len(sent()) == 1
 
 
+def test_a_failed_again_never_erases_the_record_of_a_reply_that_went_out(
+        cli, recorder, keyring_log) -> None:
+    platform.add_post("10", "alice")
+    assert cli("send", "recorder", "--reply-to", "10", "--text", "one").code == 0
+    platform.fail_next("down")
+    retry = cli("send", "recorder", "--reply-to", "10", "--text", "two", "--again")
+    assert retry.code == 5, retry.err  # nothing went out this time
+    later = cli("send", "recorder", "--reply-to", "10", "--text", "three")
+    assert later.code == 5 and "already replied" in later.err, (later.code, later.err)
+    assert [s["text"] for s in sent()] == ["one"]
+
+
+def test_a_post_the_batch_answered_is_not_answered_again_through_the_apps_url(
+        cli, bluesky_emulator) -> None:
+    # The batch knows the post by its at://did:... URI; the app shows a link that names the
+    # handle. Both spellings must lead to the one ledger record.
+    bluesky = bluesky_emulator
+    alice = bluesky.canonical("alice")
+    bluesky.add_user(alice)
+    url = bluesky.add_post(alice, f"@{bluesky.persona} how does the desk work?")
+    run = cli("--config", str(bluesky.config), "routine", "run", "reply")
+    assert run.code == 0, run.out + run.err
+    assert len(bluesky.sent()) == 1
+    by_hand = cli("--config", str(bluesky.config), "send", "bluesky", "--reply-to", url,
+                  "--text", "it is rebuilt after every write")
+    assert by_hand.code == 5, (by_hand.code, by_hand.out, by_hand.err)
+    assert len(bluesky.sent()) == 1
+
+
 # ---- bots: one reply per thread ----------------------------------------------------------------
 
 def test_a_bot_gets_one_reply_per_thread(cli, recorder, keyring_log) -> None:
@@ -264,6 +294,41 @@ def test_a_named_bot_target_is_still_looked_up_for_its_thread(cli, recorder,
     assert cli("send", "recorder", "--to", "botty", "--reply-to", "51", "--text", "b").code == 5
 
 
+def test_a_bot_the_platform_reports_gets_one_reply_per_thread_even_when_named_with_to(
+        cli, recorder, keyring_log) -> None:
+    # Nothing in memory says it is a bot: only the author read does, so it happens with --to too.
+    platform.add_post("40", "autobot", is_bot=True, thread="40")
+    platform.add_post("41", "autobot", is_bot=True, thread="40")
+    assert cli("send", "recorder", "--to", "autobot", "--reply-to", "40", "--text", "a").code == 0
+    second = cli("send", "recorder", "--to", "autobot", "--reply-to", "41", "--text", "b")
+    assert second.code == 5, (second.code, second.err)
+    assert [s["reply_to"] for s in sent()] == ["40"]
+
+
+def test_two_processes_never_both_reply_in_one_bot_thread(
+        cli, recorder, keyring_log, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A second `tactful send` runs to completion while the first is between its checks and its
+    # claim (reading its posting keys): the window any two concurrent batches or sends have.
+    from .recording_adapter import RecorderSession
+
+    cli("set", "recorder", "botty", "--kind", "bot")
+    platform.add_post("20", "botty", thread="20")
+    platform.add_post("21", "botty", thread="20")
+    enable = RecorderSession.enable_posting
+    other: list[Any] = []
+
+    def meanwhile(self: RecorderSession, credentials: Any) -> None:
+        enable(self, credentials)
+        if not other:
+            other.append(run_process("send", "recorder", "--reply-to", "21", "--text", "b"))
+
+    monkeypatch.setattr(RecorderSession, "enable_posting", meanwhile)
+    first = cli("send", "recorder", "--reply-to", "20", "--text", "a")
+    assert other and other[0].returncode == 0, other[0].stderr
+    assert first.code == 5, (first.code, first.out, first.err)
+    assert [s["reply_to"] for s in sent()] == ["21"]
+
+
 # ---- quotas and plugin guards ------------------------------------------------------------------
 
 def test_the_platform_quota_and_the_operator_limit(cli, recorder, keyring_log, tmp_path) -> None:
@@ -284,6 +349,13 @@ def test_the_adapters_published_quota(cli, recorder, keyring_log) -> None:
     assert codes == [0, 0, 0, 0, 0, 5]
 
 
+def test_replies_sent_with_again_each_count_toward_the_quota(cli, recorder, keyring_log) -> None:
+    platform.add_post("10", "alice")
+    codes = [cli("send", "recorder", "--reply-to", "10", "--text", f"take {n}",
+                 *(["--again"] if n else [])).code for n in range(6)]
+    assert codes == [0, 0, 0, 0, 0, 5], codes
+
+
 # ---- bad input: a clear line, exit 2, nothing sent ---------------------------------------------
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -302,6 +374,13 @@ def test_bad_input_exits_2_and_sends_nothing(cli, recorder, keyring_log, argv, m
     assert len([x for x in result.err.splitlines()
                 if "warning:" not in x and "note:" not in x]) == 1
     refused_before_anything(keyring_log)
+
+
+def test_text_that_is_not_utf8_is_bad_input_not_an_internal_error(
+        cli, recorder, keyring_log) -> None:
+    # A lone surrogate: what Python makes of argv bytes that are not UTF-8.
+    result = cli("send", "recorder", "--to", "bob", "--text", "caf\udce9 later?")
+    assert result.code == 2, (result.code, result.err)
 
 
 def test_a_missing_credential_names_the_command_that_stores_it(cli, recorder,
@@ -348,6 +427,38 @@ def _thaw(root: Path) -> None:
             path.chmod(path.stat().st_mode | 0o200)
 
 
+def test_a_ledger_failure_after_the_post_went_out_still_exits_0_and_records_the_post(
+        cli, recorder, keyring_log, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Once the post is out it stands (SPEC §10 step 9): what could not be written is reported,
+    # with the command that records it.
+    from tactful.core.errors import MemoryUnavailable
+    from tactful.core.send.ledger import Ledger
+
+    def locked(self, *args: object, **kwargs: object) -> None:
+        raise MemoryUnavailable(f"the send ledger {self.path} cannot be used: database is locked")
+
+    monkeypatch.setattr(Ledger, "mark_sent", locked)
+    result = cli("send", "recorder", "--to", "alice", "--text", "see you at the meetup")
+    assert len(sent()) == 1  # the post is out
+    assert result.code == 0, (result.code, result.err)
+    assert (home / "people" / "recorder" / "alice.md").exists() or "tactful --home" in result.err
+
+
+def test_the_recovery_command_records_a_reply_that_starts_with_a_dash(
+        cli, recorder, keyring_log, home: Path, read_only) -> None:
+    import shlex
+
+    cli("remember", "recorder", "alice", "--kind", "reply", "--they", "hi")
+    read_only(home / "people" / "recorder")
+    result = cli("send", "recorder", "--to", "alice", "--text=-_-")
+    assert result.code == 0, result.err
+    [line] = [x for x in result.err.splitlines() if "record it with: " in x]
+    command = shlex.split(line[line.index("tactful --home"):])
+    _thaw(home / "people" / "recorder")
+    rerun = cli(*command[1:])
+    assert rerun.code == 0, rerun.err
+
+
 # ---- guards from plugins -----------------------------------------------------------------------
 
 
@@ -376,6 +487,25 @@ def test_a_plugin_guard_that_breaks_refuses_and_is_named(cli, recorder, keyring_
     refused_before_anything(keyring_log)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_plugin_guard_written_as_async_def_is_not_taken_as_passed(
+        cli, recorder, keyring_log) -> None:
+    async def nobody_today(attempt) -> None:  # type: ignore[no-untyped-def]
+        raise DoNotEngage("refused: nobody today")
+
+    with guard_plugin(nobody_today):
+        result = cli("send", "recorder", "--to", "alice", "--text", "hi")
+    assert result.code != 0 and sent() == [] and not posting_key_read(), result
+
+
+def test_a_plugin_guard_that_answers_false_is_not_taken_as_passed(
+        cli, recorder, keyring_log) -> None:
+    with guard_plugin(lambda attempt: False):
+        result = cli("send", "recorder", "--to", "alice", "--text", "hi")
+    assert result.code != 0 and sent() == [] and not posting_key_read(), result
+
+
 # ---- the keyring -------------------------------------------------------------------------------
 
 def test_a_keyring_that_raises_is_a_clear_exit_2(cli, recorder, keyring_log) -> None:
@@ -393,7 +523,7 @@ def test_no_keyring_backend_says_how_to_configure_one(recorder, keyring_log) -> 
     result = run_process("send", "recorder", "--to", "alice", "--text", "hi", env=env)
     assert result.returncode == 2, result.stderr
     assert "no usable keyring backend" in result.stderr
-    assert "PYTHON_KEYRING_BACKEND" in result.stderr and "Traceback" not in result.stderr
+    assert "TACTFUL_KEYRING_KEY_FILE" in result.stderr and "Traceback" not in result.stderr
     result = run_process("credentials", "check", "recorder", env=env)
     assert result.returncode == 2 and "no usable keyring backend" in result.stderr
 

@@ -2,7 +2,14 @@
 
 Imported only by `BlueskyAdapter.open`, so atproto (and httpx, pydantic) load only after every
 guard passed. The client is synchronous (httpx), so no event loop is involved. Every SDK error
-is turned into a tactful error at the one place that calls the SDK (`_calling`).
+is turned into a tactful error at the one place that calls the SDK (`_calling`): `_answer` reads
+the facts (status, headers, the XRPC error name, how the transport failed) and the one mapping
+of core/send/answers.py decides (docs/sending.md, "One answer per HTTP answer").
+
+Bluesky's own facts stay here: an expired or invalid token is answered HTTP 400 and means a
+refused session (401: a `resolve` that meets it raises Unauthorized, never "no such handle");
+`NotFound` at 400 is a post that is not there (404); resolveHandle's 400 `InvalidRequest` is
+"no account has this handle" (None, not an error); a 404 or 501 means base_url is no PDS.
 """
 
 from __future__ import annotations
@@ -15,7 +22,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import httpx
-import pydantic
 from atproto_client import Client, models
 from atproto_client import exceptions as sdk
 from atproto_client.client.session import Session as SdkSession
@@ -45,10 +51,9 @@ from tactful.core.send.adapter import (
     Party,
     PlatformDown,
     PostRef,
-    RateLimited,
     Sent,
-    Unauthorized,
 )
+from tactful.core.send.answers import Answer, Failure, error_for
 
 if TYPE_CHECKING:
     from tactful.adapters.bluesky.adapter import BlueskyAdapter
@@ -104,7 +109,7 @@ class BlueskySession:
 
         client.on_session_change(remember)
         try:
-            with _calling("log in (createSession)", account=settings.account):
+            with _calling("logging in (createSession)", account=settings.account):
                 client.login(settings.account, app_password, fetch_bsky_profile=False)
             if not logins:  # the client always reports a new session; defensive
                 raise PlatformDown(PLATFORM, "the login answered without a session")
@@ -127,7 +132,7 @@ class BlueskySession:
     def _named(self, party: Party) -> Party:
         if party.handle is not None or party.id is None:
             return party
-        with _calling("look up the thread root's author (getProfile)"):
+        with _calling("looking up the thread root's author (getProfile)"):
             profile = self._client.get_profile(party.id)
         if profile.handle == INVALID_HANDLE:
             raise Refused(f"{PLATFORM}: the thread's root author ({party.id}) has a handle that "
@@ -143,14 +148,14 @@ class BlueskySession:
             return known
         actor, _ = split_post_uri(post.id)
         if is_did(actor):
-            with _calling("look up the post (getPosts)"):
+            with _calling("looking up the post (getPosts)"):
                 found = self._client.get_posts([post.id]).posts
             if not found:
                 raise BadInput(f"{PLATFORM}: post {post.url or post.id} was not found (deleted, "
                                "or hidden by a block); check the reference")
             view = found[0]
         else:
-            with _calling("look up the post (getPostThread)", missing=post.url or post.id):
+            with _calling("looking up the post (getPostThread)", missing=post.url or post.id):
                 thread = self._client.get_post_thread(post.id, depth=0, parent_height=0).thread
             if isinstance(thread, models.AppBskyFeedDefs.BlockedPost):
                 raise Forbidden(PLATFORM, f"post {post.url or post.id} is hidden by a block")
@@ -180,7 +185,7 @@ class BlueskySession:
         if name in self._dids:
             return self._dids[name]
         did: str | None
-        with _calling("resolve a handle (resolveHandle)"):
+        with _calling("resolving a handle (resolveHandle)"):
             try:
                 did = self._client.resolve_handle(name).did
             except sdk.BadRequestError as error:
@@ -224,7 +229,7 @@ class BlueskySession:
                                                          cid=parent.root_cid),
                 parent=models.ComAtprotoRepoStrongRef.Main(uri=parent.uri, cid=parent.cid))
         facets = self._facets(text, mentions)
-        with _calling("post (createRecord)", write=True):
+        with _calling("posting (createRecord)", write=True):
             created = self._client.send_post(text, profile_identify=self.did, reply_to=reply,
                                              facets=facets or None)
         _, rkey = split_post_uri(created.uri)
@@ -264,7 +269,7 @@ class BlueskySession:
             params = models.AppBskyNotificationListNotifications.Params(
                 limit=PAGE_SIZE if mark else min(limit, PAGE_SIZE), cursor=api_cursor,
                 reasons=list(INBOUND_REASONS))
-            with _calling("read notifications (listNotifications)"):
+            with _calling("reading notifications (listNotifications)"):
                 answer = self._client.app.bsky.notification.list_notifications(params)
             reached = False
             for item in answer.notifications:
@@ -381,80 +386,82 @@ def _parties(uri: str, root: str) -> tuple[Party, ...]:
                            f"{actor[:80]!r}, neither a DID nor a handle") from None
 
 
-def _retry_after(error: sdk.RateLimitExceededError) -> float | None:
-    if error.retry_after is not None:
-        return float(error.retry_after)
-    if error.reset_at is not None:
-        return max(float((error.reset_at - datetime.now(UTC)).total_seconds()), 0.0)
-    return None
-
-
-def _status(error: sdk.RequestErrorBase) -> int | None:
-    return error.response.status_code if error.response is not None else None
-
-
 def _error_name(error: sdk.RequestErrorBase) -> str | None:
     content = error.response.content if error.response is not None else None
     return content.error if isinstance(content, XrpcError) else None
 
 
 def _detail(error: sdk.RequestErrorBase) -> str:
-    """The server's error name and message (never a post's text), or the transport failure."""
+    """The server's message (never a post's text; its error name is the answer's code), or
+    the transport failure."""
     content = error.response.content if error.response is not None else None
     if isinstance(content, XrpcError):
-        return f"{content.error}: {content.message}"[:200] if content.message \
-            else content.error
+        return (content.message or "")[:200]
     if error.response is not None:
-        return f"HTTP {error.response.status_code}"
+        return ""
     cause = error.__cause__
     return type(cause).__name__ if cause is not None else type(error).__name__
 
 
-def _never_left(error: BaseException) -> bool:
+def _failure(error: BaseException) -> Failure:
+    """How a request failed without an answer, from the httpx exception behind it."""
     cause: BaseException | None = error
     while cause is not None:
         if isinstance(cause, _NOT_SENT):
-            return True
+            return "connect"
+        if isinstance(cause, httpx.TimeoutException | sdk.InvokeTimeoutError):
+            return "timeout"
         cause = cause.__cause__
-    return False
+    return "broken"
+
+
+def _means(status: int | None, name: str | None) -> int | None:
+    """The status a Bluesky error name stands for, where it says more than the HTTP status:
+    an expired or invalid token is answered 400 and means a refused session (401); NotFound
+    at 400 means not found (404); RateLimitExceeded means 429."""
+    if name in _TOKEN_ERRORS:
+        return 401
+    if name == "NotFound" and status == 400:
+        return 404
+    if name == "RateLimitExceeded":
+        return 429
+    return None
+
+
+def _answer(error: BaseException, what: str, *, write: bool, missing: str | None,
+            account: str | None) -> Answer:
+    if isinstance(error, sdk.RequestErrorBase) and error.response is not None:
+        status, name = error.response.status_code, _error_name(error)
+        means = _means(status, name)
+        hint = ""
+        if (means or status) == 401:
+            hint = f"the app password of {account!r} was refused" if account \
+                else "the session was refused"
+        elif status in (404, 501) and means is None:
+            hint = "the server does not serve this method: is base_url a Bluesky PDS?"
+        return Answer(PLATFORM, status, write=write, headers=dict(error.response.headers),
+                      detail=_detail(error), code=name, means=means, what=what,
+                      missing=f"post {missing}" if missing and means == 404 else None,
+                      hint=hint)
+    if isinstance(error, sdk.RequestErrorBase | httpx.TransportError):
+        failure = _failure(error)
+        return Answer(PLATFORM, None, write=write, failure=failure, what=what,
+                      detail=_detail(error) if isinstance(error, sdk.RequestErrorBase)
+                      else type(error).__name__)
+    # a malformed answer (the SDK could not read it), or an httpx error of another kind
+    return Answer(PLATFORM, None, write=write, failure="unreadable", what=what,
+                  detail=type(error).__name__)
 
 
 @contextmanager
 def _calling(what: str, *, write: bool = False, missing: str | None = None,
              account: str | None = None) -> Iterator[None]:
-    """Turn whatever the SDK raises into a tactful error; `write`: the post may have gone out
-    when the failure came after the request left (5xx, timeout)."""
+    """Turn whatever the SDK raises into the one tactful error for its answer
+    (core/send/answers.py); `write`: the request that hands the post over; `missing`: what a
+    "not found" names."""
     try:
         yield
-    except sdk.RateLimitExceededError as error:
-        raise RateLimited(PLATFORM, _retry_after(error), what) from error
-    except sdk.UnauthorizedError as error:
-        if _status(error) == 403:
-            raise Forbidden(PLATFORM, f"{what}: {_detail(error)}") from error
-        who = f"the app password of {account!r}" if account else "the session"
-        raise Unauthorized(PLATFORM, f"{who} was refused: {_detail(error)}") from error
-    except sdk.BadRequestError as error:
-        name = _error_name(error)
-        if name in _TOKEN_ERRORS:
-            raise Unauthorized(PLATFORM, f"{what}: {_detail(error)}") from error
-        if missing is not None and name == "NotFound":
-            raise BadInput(f"{PLATFORM}: post {missing} was not found; check the reference"
-                           ) from error
-        raise BadInput(f"{PLATFORM}: {what} was refused: {_detail(error)}"
-                       + ("; nothing was sent" if write else "")) from error
-    except sdk.RequestErrorBase as error:  # 5xx, 404/501, 409/413/502 and transport failures
-        status = _status(error)
-        if status in (404, 501):
-            raise PlatformDown(PLATFORM, f"{what}: the server does not serve this method; "
-                               "is base_url a Bluesky PDS?") from error
-        if status is not None and 400 <= status < 500 and status not in (408, 409):
-            raise BadInput(f"{PLATFORM}: {what} was refused: {_detail(error)}") from error
-        sent = write and not _never_left(error)
-        raise PlatformDown(PLATFORM, f"{what} failed: {_detail(error)}"
-                           + ("; the post may have gone out, check the account before "
-                              "retrying" if sent else ""), maybe_sent=sent) from error
-    except (sdk.AtProtocolError, httpx.HTTPError, pydantic.ValidationError) as error:
-        # a malformed answer, or a transport error the SDK does not wrap
-        sent = write and not _never_left(error)
-        raise PlatformDown(PLATFORM, f"{what} failed: {type(error).__name__}",
-                           maybe_sent=sent) from error
+    except (sdk.AtProtocolError, httpx.HTTPError, ValueError) as error:
+        # ValueError: pydantic's ValidationError, and atproto's JSON parser on a garbled body
+        raise error_for(_answer(error, what, write=write, missing=missing,
+                                account=account)) from error

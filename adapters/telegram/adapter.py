@@ -28,11 +28,13 @@ from tactful.core.errors import BadInput
 from tactful.core.memory.handles import normalize_handle
 from tactful.core.send.adapter import AdapterSettings, PostRef, Unauthorized
 
+from . import platform as facts
+
 if TYPE_CHECKING:
     from tactful.core.send.adapter import Session
 
-PLATFORM = "telegram"
-TEXT_LIMIT = 4096
+PLATFORM = facts.NAME
+TEXT_LIMIT = facts.TEXT_LIMIT  # characters (code points) in one message
 DEFAULT_TIMEOUT = 10.0  # seconds per request; the real API answers in well under one
 
 # Inline bots whose usernames are shorter than Telegram's minimum and still become mentions.

@@ -19,7 +19,7 @@ import random
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiogram import Bot, Dispatcher
 from aiogram.client.session.aiohttp import AiohttpSession
@@ -38,7 +38,11 @@ from tactful.core.memory.handles import normalize_handle
 from tactful.core.schedule.events import EventLog
 from tactful.core.send.gate import Ticket
 
+from .platform import CHATS, NAME, Chats
 from .session import _LoopbackSession
+
+if TYPE_CHECKING:
+    from tactful.core.app import App
 
 TRIES = 4  # sends of one message at most, on 429 and 5xx
 
@@ -79,6 +83,8 @@ def make_bot(token: str, base_url: str | None, timeout: float = 30) -> Bot:
 
 class TelegramChannel:
     """The gateway's `Channel` over one aiogram Bot."""
+
+    platform: Chats = CHATS  # what the gateway must know of Telegram chats (platform.py)
 
     def __init__(self, bot: Bot, log: EventLog,
                  sleep: Callable[[float], Any] = asyncio.sleep) -> None:
@@ -128,7 +134,7 @@ def incoming(message: Message) -> Incoming | None:
     handle = None
     if message.from_user.username:
         with contextlib.suppress(BadInput):
-            handle = normalize_handle(message.from_user.username, "telegram")
+            handle = normalize_handle(message.from_user.username, NAME)
     return Incoming(chat_id=message.chat.id, user_id=message.from_user.id,
                     message_id=message.message_id,
                     at=message.date if message.date.tzinfo else message.date.replace(tzinfo=UTC),
@@ -212,27 +218,28 @@ class Companion:
             self.log.emit("companion.timer_failed", error=type(exc).__name__)
 
 
-async def serve(context: Any, host: Any, log: EventLog, stop: threading.Event) -> None:
-    """Run the companion of the configured bot until `stop` is set (`tactful run`)."""
+async def serve(app: App, log: EventLog, stop: threading.Event) -> None:
+    """Run the companion of the configured bot until `stop` is set (`tactful run`, through the
+    plugin's service: plugin.py)."""
     from tactful.core.responders.choose import responder_for
     from tactful.core.send import credentials
     from tactful.core.send.adapters import settings_for
 
-    config = context.config
-    settings = settings_for("telegram", config)
-    token = credentials.read("telegram", settings.account, ("token",))["token"]
+    config = app.config
+    settings = settings_for(NAME, config)
+    token = credentials.read(NAME, settings.account, ("token",))["token"]
     bot = make_bot(token, settings.base_url)
     me = await bot.get_me()
     channel = TelegramChannel(bot, log)
     gateway = Gateway(
-        home=context.home.root, bot=(me.username or settings.account).lower(),
+        home=app.home.root, bot=(me.username or settings.account).lower(),
         config=config.companion, persona_name=config.persona.name,
         default_tz=config.persona.timezone,
-        responder=responder_for(config.companion.responder, config, host,
+        responder=responder_for(config.companion.responder, config, app.plugins,
                                 where="companion.responder"),
-        channel=channel, gate=context.make_gate(), log=log, clock=context.now)
+        channel=channel, gate=app.make_gate(), log=log, clock=app.now)
     try:
-        companion = Companion(gateway, bot, log, context.now,
+        companion = Companion(gateway, bot, log, app.now,
                               pass_every=config.companion.memory_pass_hours * 3600)
         await companion.run(stop)
     finally:

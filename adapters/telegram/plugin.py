@@ -1,7 +1,10 @@
 """The Telegram adapter's plugin: registers a factory, imports nothing heavy (SPEC §14).
 
 The factory imports the offline adapter when the platform is first used; the adapter imports
-aiogram only when a session is opened, after every guard has passed.
+aiogram only when a session is opened, after every guard has passed. Besides the adapter it
+declares the platform's facts (platform.py, the same object as the static table's entry), the
+companion as a service `tactful run` starts when `platforms.telegram.mode` is `companion`, and
+the emulator `tactful demo` runs on.
 """
 
 from __future__ import annotations
@@ -10,7 +13,13 @@ from typing import TYPE_CHECKING
 
 from tactful.core.hookspecs import Register, hookimpl
 
+from .platform import CHATS, NAME, PLATFORM, Chats
+
 if TYPE_CHECKING:
+    import threading
+
+    from tactful.core.app import App
+    from tactful.core.schedule.events import EventLog
     from tactful.core.send.adapter import Adapter, AdapterSettings
 
 
@@ -20,6 +29,62 @@ def make_adapter(settings: AdapterSettings) -> Adapter:
     return TelegramAdapter(settings)
 
 
+class Companion:
+    """The Telegram companion (docs/companion.md) as a service of `tactful run`: aiogram long
+    polling into the core's gateway, on an event loop of its own."""
+
+    chats: Chats = CHATS  # so that `tactful forget` reaches the companion's store
+
+    def wanted(self, app: App) -> bool:
+        return app.config.platform(NAME).mode == "companion"
+
+    def serve(self, app: App, log: EventLog, stop: threading.Event) -> None:
+        import asyncio
+
+        from tactful.adapters.telegram.companion import serve
+
+        asyncio.run(serve(app, log, stop))
+
+
+class Demo:
+    """Telegram in `tactful demo`: the Bot API emulator on loopback, the token it accepts, and
+    the demo's people as Telegram usernames. Bots cannot write to bots, so no bot writes in."""
+
+    bots_write = False
+
+    def __init__(self) -> None:
+        from tactful.adapters.telegram.emulator import TelegramEmulator
+
+        self.emulator = TelegramEmulator()
+        self.emulator.start()
+
+    def credentials(self) -> dict[str, str]:
+        return self.emulator.credentials
+
+    def handle(self, name: str) -> str:
+        return name
+
+    def sent(self) -> list[tuple[str, str]]:
+        return [(str(m.get("reply_to") or m.get("chat_id")), str(m["text"]))
+                for m in self.emulator.sent()]
+
+
 @hookimpl
 def register_adapters(register: Register) -> None:
-    register("telegram", make_adapter)
+    register(NAME, make_adapter)
+
+
+@hookimpl
+def register_platforms(register: Register) -> None:
+    register(NAME, PLATFORM)
+
+
+@hookimpl
+def register_services(register: Register) -> None:
+    register("telegram-companion", Companion())
+
+
+@hookimpl
+def register_emulators(register: Register) -> None:
+    register(NAME, Demo)
+

@@ -17,6 +17,9 @@ What the Bot API can and cannot do, and so what this session does:
   gone, Telegram refuses rather than posting an unthreaded message.
 - Nothing is retried: aiogram's default session has no retry middleware, and a failed write is
   reported (PlatformDown with `maybe_sent`) for the ledger to decide.
+- A failure becomes the one tactful error of core/send/answers.py (docs/sending.md, "One answer
+  per HTTP answer"), decided on the HTTP status itself, which `_StatusSession` keeps on
+  aiogram's exception; Telegram's own facts stay in `_answer`.
 Message text and the token never reach a log line or an error message.
 """
 
@@ -37,18 +40,13 @@ from aiogram.exceptions import (
     AiogramError,
     ClientDecodeError,
     DetailedAiogramError,
-    TelegramAPIError,
-    TelegramBadRequest,
     TelegramConflictError,
-    TelegramEntityTooLarge,
-    TelegramForbiddenError,
     TelegramMigrateToChat,
     TelegramNetworkError,
-    TelegramNotFound,
     TelegramRetryAfter,
-    TelegramServerError,
-    TelegramUnauthorizedError,
 )
+from aiogram.methods import Response, TelegramMethod
+from aiogram.methods.base import TelegramType
 from aiogram.types import Chat, Message, ReplyParameters, Update, User
 from aiogram.utils.token import TokenValidationError
 
@@ -57,15 +55,13 @@ from tactful.core.memory.handles import normalize_handle
 from tactful.core.send.adapter import (
     Author,
     AuthorUnknown,
-    Forbidden,
     Inbound,
     Page,
-    PlatformDown,
     PostRef,
-    RateLimited,
     Sent,
     Unauthorized,
 )
+from tactful.core.send.answers import Answer, Failure, error_for
 
 from .adapter import PLATFORM, post_url, split_post_id
 
@@ -73,6 +69,7 @@ T = TypeVar("T")
 
 MAX_UPDATES = 100  # the most getUpdates returns at once
 _GRACE = 2.0  # on top of aiohttp's own timeout, for the loop thread's bound on a whole call
+_STATUS = "tactful_http_status"  # the attribute `_StatusSession` puts on aiogram's errors
 
 
 class _LoopThread:
@@ -110,8 +107,24 @@ async def _cancel_others() -> None:
     await asyncio.get_running_loop().shutdown_asyncgens()
 
 
-class _LoopbackSession(AiohttpSession):
-    """aiogram's session, closed without its 250 ms pause: the pause lets TLS connections shut
+class _StatusSession(AiohttpSession):
+    """aiogram's session, keeping the HTTP status on the error it raises for an answer.
+
+    aiogram says the status only through the class of its exception, and not at all for a
+    status it has no class for (422, 405, …) or an answer it could not decode (an HTML 502
+    from a proxy): the one mapping (core/send/answers.py) decides on the status itself."""
+
+    def check_response(self, bot: Bot, method: TelegramMethod[TelegramType],
+                       status_code: int, content: str) -> Response[TelegramType]:
+        try:
+            return super().check_response(bot, method, status_code, content)
+        except Exception as exc:
+            setattr(exc, _STATUS, status_code)
+            raise
+
+
+class _LoopbackSession(_StatusSession):
+    """The same, closed without aiogram's 250 ms pause: the pause lets TLS connections shut
     down gracefully, and a plain-http server (an emulator, a local Bot API server) has none."""
 
     async def close(self) -> None:
@@ -127,7 +140,7 @@ class TelegramSession:
         self._timeout = timeout
         api = TelegramAPIServer.from_base(base_url) if base_url else PRODUCTION
         try:
-            kind = _LoopbackSession if (base_url or "").startswith("http://") else AiohttpSession
+            kind = _LoopbackSession if (base_url or "").startswith("http://") else _StatusSession
             self._bot = Bot(token, session=kind(api=api, timeout=timeout))
         except TokenValidationError:
             raise Unauthorized(PLATFORM, "the stored token is not a bot token") from None
@@ -143,7 +156,8 @@ class TelegramSession:
                 f"telegram: the Bot API cannot tell who wrote message {post.id} (a group or "
                 "channel message can only be read as it arrives); name the person you answer "
                 "with --to HANDLE so the guards can check them")
-        info = self._call(lambda: self._bot.get_chat(chat_id=int(chat)), write=False)
+        info = self._call(lambda: self._bot.get_chat(chat_id=int(chat)), write=False,
+                          what="reading the chat (getChat)")
         if info.type != "private":
             raise AuthorUnknown(f"telegram: chat {chat} is not a private chat; name the "
                                 "person you answer with --to HANDLE")
@@ -177,7 +191,7 @@ class TelegramSession:
         chat_id: int | str = int(chat) if chat.lstrip("-").isdigit() else chat
         message = self._call(
             lambda: self._bot.send_message(chat_id=chat_id, text=text, reply_parameters=reply),
-            write=True)
+            write=True, what="posting (sendMessage)")
         return Sent(id=f"{message.chat.id}/{message.message_id}",
                     url=_message_url(message.chat, message.message_id))
 
@@ -195,7 +209,8 @@ class TelegramSession:
         offset = int(since) if since is not None else None
         count = max(1, min(MAX_UPDATES, limit))
         updates: list[Update] = self._call(
-            lambda: self._bot.get_updates(offset=offset, limit=count, timeout=0), write=False)
+            lambda: self._bot.get_updates(offset=offset, limit=count, timeout=0), write=False,
+            what="reading updates (getUpdates)")
         items: list[Inbound] = []
         for update in updates:
             message = update.message
@@ -261,12 +276,14 @@ class TelegramSession:
 
     def _own_username(self) -> str:
         if self._username is None:
-            me: User = self._call(lambda: self._bot.get_me(), write=False)
+            me: User = self._call(lambda: self._bot.get_me(), write=False,
+                                  what="reading the bot's own account (getMe)")
             self._username = (me.username or str(me.id)).lower()
         return self._username
 
-    def _call(self, make: Callable[[], Awaitable[T]], *, write: bool) -> T:
-        """Run one request on the loop; every failure becomes a tactful error."""
+    def _call(self, make: Callable[[], Awaitable[T]], *, write: bool, what: str) -> T:
+        """Run one request on the loop; every failure becomes the one tactful error for it
+        (core/send/answers.py)."""
         if self._loop is None:
             raise RuntimeError("telegram session used after close()")
 
@@ -278,10 +295,11 @@ class TelegramSession:
         except TactfulError:
             raise
         except TimeoutError:  # our bound on the whole call (concurrent.futures' is the same)
-            raise PlatformDown(PLATFORM, f"no answer within {self._timeout:.0f} s",
-                               maybe_sent=write) from None
+            raise error_for(Answer(PLATFORM, None, write=write, failure="timeout", what=what,
+                                   waited=self._timeout)) from None
         except (AiogramError, aiohttp.ClientError, OSError) as exc:
-            raise _mapped(exc, write=write, token=self._token) from None
+            raise _mapped(exc, write=write, token=self._token, what=what,
+                          timeout=self._timeout) from None
 
 
 # ---- from aiogram to tactful ------------------------------------------------------------------
@@ -293,42 +311,57 @@ def _detail(exc: BaseException, token: str) -> str:
     return line if len(line) <= 160 else line[:160] + "…"
 
 
-def _mapped(exc: BaseException, *, write: bool, token: str) -> TactfulError:
+def _mapped(exc: BaseException, *, write: bool, token: str, what: str,
+            timeout: float) -> TactfulError:
+    return error_for(_answer(exc, write=write, token=token, what=what, timeout=timeout))
+
+
+def _answer(exc: BaseException, *, write: bool, token: str, what: str,
+            timeout: float) -> Answer:
+    """The facts of a failed Bot API call; the one mapping decides. Telegram's own facts stay
+    here: flood control is `parameters.retry_after` in the answer's body (read as Retry-After);
+    a migrated group and a second poller are refusals (4xx) whose fix only Telegram's words
+    name. A 403 "bot was blocked by the user" is Forbidden here like every 403; the companion
+    (companion.py) reads the same 403 as Blocked and never messages that user again."""
     detail = _detail(exc, token)
-    if isinstance(exc, TelegramRetryAfter):
-        return RateLimited(PLATFORM, float(exc.retry_after), "flood control")
-    if isinstance(exc, TelegramUnauthorizedError):
-        return Unauthorized(PLATFORM, "Telegram refused the bot token")
-    if isinstance(exc, TelegramForbiddenError):
-        return Forbidden(PLATFORM, detail)
-    if isinstance(exc, TelegramEntityTooLarge):  # a subclass of the network error: first
-        return Forbidden(PLATFORM, "the file is too large for Telegram")
-    if isinstance(exc, TelegramNetworkError):
-        cause = exc.__cause__
-        if isinstance(cause, aiohttp.ClientConnectorError):
-            # Refused before a byte was sent: certainly not posted.
-            return PlatformDown(PLATFORM, f"cannot connect ({detail})", maybe_sent=False)
-        return PlatformDown(PLATFORM, detail, maybe_sent=write)
-    if isinstance(exc, TelegramServerError):
-        return PlatformDown(PLATFORM, detail, maybe_sent=write)
-    if isinstance(exc, TelegramMigrateToChat):
-        return BadInput(f"telegram: the group became supergroup {exc.migrate_to_chat_id}; "
-                        "use that chat id (its message numbers start afresh)")
-    if isinstance(exc, TelegramConflictError):
-        return BadInput(f"telegram: {detail}; only one process may read this bot's updates: "
-                        "stop the other one (or delete its webhook) and retry")
-    if isinstance(exc, TelegramBadRequest | TelegramNotFound):
-        if write:
-            return Forbidden(PLATFORM, detail)
-        return BadInput(f"telegram: {detail}; check the post reference or chat")
-    if isinstance(exc, TelegramAPIError):
-        if "too many requests" in detail.lower():  # a 429 without retry_after
-            return RateLimited(PLATFORM, None, "flood control")
-        # An explicit "ok": false answer: Telegram refused, nothing was posted.
-        return Forbidden(PLATFORM, detail) if write else PlatformDown(PLATFORM, detail)
-    if isinstance(exc, ClientDecodeError):
-        return PlatformDown(PLATFORM, "the answer could not be read", maybe_sent=write)
-    return PlatformDown(PLATFORM, f"{type(exc).__name__}: {detail}", maybe_sent=write)
+    status = getattr(exc, _STATUS, None)
+    if isinstance(status, int):
+        headers: dict[str, str] = {}
+        means: int | None = None
+        hint = ""
+        if isinstance(exc, TelegramRetryAfter):
+            headers, means = {"Retry-After": str(exc.retry_after)}, 429
+            detail = f"flood control: {detail}"
+        elif isinstance(exc, TelegramMigrateToChat):
+            hint = (f"the group became supergroup {exc.migrate_to_chat_id}; use that chat id "
+                    "(its message numbers start afresh)")
+        elif isinstance(exc, TelegramConflictError):
+            hint = ("only one process may read this bot's updates: stop the other one (or "
+                    "delete its webhook) and retry")
+        elif status == 401:
+            hint = "Telegram refused the bot token"
+        elif status in (400, 404):
+            hint = "check the post reference or chat"
+        if isinstance(exc, ClientDecodeError):
+            detail = "the answer could not be read"
+        return Answer(PLATFORM, status, write=write, headers=headers, detail=detail,
+                      means=means, what=what, hint=hint)
+    failure: Failure = "broken"
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, aiohttp.ClientConnectorError | aiohttp.ConnectionTimeoutError):
+            failure = "connect"  # refused before a byte was sent: certainly not posted
+            break
+        if isinstance(cause, asyncio.TimeoutError):
+            failure = "timeout"
+            break
+        cause = cause.__cause__
+    if failure == "broken" and isinstance(exc, AiogramError) \
+            and not isinstance(exc, TelegramNetworkError):
+        failure = "unreadable"  # an answer aiogram could not read
+    if failure == "timeout":
+        return Answer(PLATFORM, None, write=write, failure=failure, what=what, waited=timeout)
+    return Answer(PLATFORM, None, write=write, failure=failure, what=what, detail=detail)
 
 
 # ---- from Telegram objects to tactful's ---------------------------------------------------------

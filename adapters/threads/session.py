@@ -4,17 +4,20 @@ Every request carries the token in an `Authorization: Bearer` header, never in t
 log line and no error message can show it; no message text is ever logged either. httpx never
 retries on its own, and nothing here retries a write: a failure after the publish request was
 handed over says `maybe_sent=True` and leaves the decision to the ledger.
+
+A failed request becomes the one tactful error of core/send/answers.py (docs/sending.md, "One
+answer per HTTP answer"); Meta's own facts stay here (`_means`, `_call`): the Graph API answers
+most failures HTTP 400 and says what they are in `error.code` (4, 17, 32, 613 and 80000–80099:
+rate limits; 102, 190: the token; 10, 200–299: permissions; 1, 2 and `is_transient`: Meta's
+side), and answers a missing object and an unreadable one alike (400, code 100).
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -39,12 +42,10 @@ from tactful.core.send.adapter import (
     Inbound,
     Page,
     Party,
-    PlatformDown,
     PostRef,
-    RateLimited,
     Sent,
-    Unauthorized,
 )
+from tactful.core.send.answers import Answer, error_for
 
 if TYPE_CHECKING:
     from tactful.adapters.threads.adapter import ThreadsAdapter
@@ -108,17 +109,14 @@ class ThreadsSession:
         return replace(author, parties=(self._root_author(root),))
 
     def _root_author(self, root: str) -> Party:
-        def unreadable(detail: str) -> TactfulError:
-            return Refused(f"{PLATFORM}: the first post of this thread ({root}) cannot be read "
-                           f"with this token ({detail}), so its author cannot be checked; "
-                           "nothing was sent")
-
-        body = self._call("GET", f"/{root}", params={"fields": ROOT_FIELDS},
-                          refusal=unreadable)
+        why = (f"the first post of this thread ({root}) cannot be read with this token, so its "
+               "author cannot be checked")
+        body = self._call("GET", f"/{root}", params={"fields": ROOT_FIELDS}, unreadable=why)
         username = body.get("username")
         if not isinstance(username, str) or not username:
             # Threads gives the username of public profiles and the persona's own only.
-            raise unreadable("Threads did not say who wrote it: a private profile?")
+            raise Refused(f"{PLATFORM}: {why} (Threads did not say who wrote it: a private "
+                          "profile?); nothing was sent")
         return Party(ROOT_AUTHOR, handle=normalize_handle(username, PLATFORM))
 
     def resolve(self, handle: str) -> str | None:
@@ -193,16 +191,13 @@ class ThreadsSession:
             body = self._call("GET", "/me", params={"fields": "id,username"})
             user_id, username = body.get("id"), body.get("username")
             if not isinstance(user_id, str) or not isinstance(username, str):
-                raise PlatformDown(PLATFORM, "GET /me answered without the persona's id")
+                raise _odd("GET /me answered without the persona's id")
             self._persona = (user_id, normalize_handle(username, PLATFORM))
         return self._persona
 
     def _read(self, path: str, params: dict[str, str], *, missing: PostRef) -> dict[str, Any]:
-        def not_found(detail: str) -> TactfulError:
-            return BadInput(f"{PLATFORM}: post {missing.url or missing.id} was not found or "
-                            f"cannot be read with this token ({detail}); check the reference")
-
-        return self._call("GET", path, params=params, refusal=not_found)
+        return self._call("GET", path, params=params,
+                          missing=f"post {missing.url or missing.id}")
 
     def _list(self, path: str, params: dict[str, str]) -> list[dict[str, Any]]:
         body = self._call("GET", path, params=params)
@@ -262,7 +257,7 @@ class ThreadsSession:
     def _author_of(self, item: dict[str, Any]) -> Author:
         username = item.get("username")
         if not isinstance(username, str):
-            raise PlatformDown(PLATFORM, "the post was read without its author's username")
+            raise _odd("the post was read without its author's username")
         handle = normalize_handle(username, PLATFORM)
         owner = item.get("owner")
         # `owner` comes only with the persona's own top-level posts: Threads gives no one
@@ -334,35 +329,36 @@ class ThreadsSession:
 
     def _call(self, method: str, path: str, *, params: dict[str, str] | None = None,
               data: dict[str, str] | None = None, handed_over: bool = False,
-              refusal: Callable[[str], TactfulError] | None = None) -> dict[str, Any]:
+              missing: str | None = None, unreadable: str | None = None) -> dict[str, Any]:
         """One request; the JSON object it answers, or a tactful error (never an httpx one).
 
-        `handed_over` marks the request that makes a post visible: a failure that leaves its
-        outcome unknown (5xx, a timeout after sending) then says maybe_sent=True. `refusal`
-        turns a plain refusal (a bad parameter, an unknown id) into the caller's error; by
-        default the platform refused (Forbidden), which sends nothing."""
+        The facts of a failure are read here and the one mapping decides
+        (core/send/answers.py). `handed_over` marks the request that makes a post visible: a
+        failure that leaves its outcome unknown (5xx, a timeout after sending) then says
+        maybe_sent=True. `missing` and `unreadable` are for reads of one object, which the
+        Graph API refuses with HTTP 400, code 100 whether the object does not exist or cannot
+        be read with this token: `missing` names the object, so that refusal is "not found"
+        (404); `unreadable` is for an object known to exist (a thread's root, which the reply
+        names), so that refusal is a refusal to show it (403), with these words."""
         what = f"{method} {path.split('?')[0]}"
         try:
             response = self._client.request(method, path, params=params, data=data)
-        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-            raise PlatformDown(PLATFORM, f"{what}: cannot reach the API "
-                               f"({type(exc).__name__})") from exc
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout,
+                httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+            raise error_for(Answer(PLATFORM, None, write=handed_over, failure="connect",
+                                   what=what, detail=type(exc).__name__)) from exc
         except httpx.TimeoutException as exc:
-            raise PlatformDown(PLATFORM, f"{what}: no answer within {self._adapter.timeout:g} s",
-                               maybe_sent=handed_over) from exc
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            raise PlatformDown(PLATFORM, f"{what}: {type(exc).__name__}",
-                               maybe_sent=handed_over) from exc
+            raise error_for(Answer(PLATFORM, None, write=handed_over, failure="timeout",
+                                   what=what, waited=self._adapter.timeout)) from exc
+        except httpx.HTTPError as exc:
+            raise error_for(Answer(PLATFORM, None, write=handed_over, failure="broken",
+                                   what=what, detail=type(exc).__name__)) from exc
         body = _json(response)
         if response.status_code >= 400 or (isinstance(body, dict) and "error" in body):
-            failure = _failure(response, body, what, handed_over=handed_over)
-            if failure is None:
-                detail = _detail(response, body, what)
-                failure = refusal(detail) if refusal else Forbidden(PLATFORM, detail)
-            raise failure
+            raise error_for(_answer(response, body, what, handed_over=handed_over,
+                                    missing=missing, unreadable=unreadable))
         if not isinstance(body, dict):
-            raise PlatformDown(PLATFORM, f"{what}: the answer was not a JSON object",
-                               maybe_sent=handed_over)
+            raise _odd(f"{what}: the answer was not a JSON object", write=handed_over)
         return body
 
 
@@ -391,69 +387,51 @@ def _code(error: Mapping[str, Any]) -> int | None:
     return None
 
 
-def _detail(response: httpx.Response, body: Any, what: str) -> str:
-    error = _error(body)
-    code = _code(error)
-    parts = [f"{what}: HTTP {response.status_code}"]
-    if code is not None:
-        parts.append(f"code {code}")
-    message = error.get("message")
-    detail = ", ".join(parts)
-    return f"{detail}: {_clip(message)}" if isinstance(message, str) and message else detail
-
-
-def _failure(response: httpx.Response, body: Any, what: str, *,
-             handed_over: bool) -> TactfulError | None:
-    """The tactful error for a failed answer, or None for a plain refusal."""
-    status = response.status_code
-    error = _error(body)
+def _means(status: int, error: Mapping[str, Any]) -> int | None:
+    """The status a Graph API error code stands for: Meta answers most failures HTTP 400 and
+    says what they are in `error.code` (https://developers.facebook.com/docs/graph-api/guides/
+    error-handling). An error object in a 2xx answer is a refusal (400)."""
     code = _code(error) or 0
-    detail = _detail(response, body, what)
-    if status == 429 or code in RATE_LIMIT_CODES or 80000 <= code < 80100:
-        return RateLimited(PLATFORM, _retry_after(response.headers), detail)
-    if status == 401 or code in AUTH_CODES:
-        return Unauthorized(PLATFORM, detail)
-    if status == 403 or code == 10 or 200 <= code <= 299:
-        return Forbidden(PLATFORM, detail)
-    if status >= 500 or code in TRANSIENT_CODES or error.get("is_transient") is True:
-        return PlatformDown(PLATFORM, detail, maybe_sent=handed_over)
-    return None
+    if code in RATE_LIMIT_CODES or 80000 <= code < 80100:
+        return 429
+    if code in AUTH_CODES:
+        return 401
+    if code == 10 or 200 <= code <= 299:
+        return 403
+    if code in TRANSIENT_CODES or error.get("is_transient") is True:
+        return 503
+    return 400 if status < 400 else None
 
 
-def _retry_after(headers: httpx.Headers) -> float | None:
-    """Seconds until the platform takes requests again: Retry-After when sent, else Meta's
-    X-Business-Use-Case-Usage `estimated_time_to_regain_access` (minutes), else unknown."""
-    raw = headers.get("retry-after")
-    if raw:
-        raw = raw.strip()
-        if raw.isdigit():
-            return float(raw)
-        try:
-            when = parsedate_to_datetime(raw)
-        except (TypeError, ValueError):
-            when = None
-        if when is not None:
-            return max(0.0, when.timestamp() - time.time())
-    usage = headers.get("x-business-use-case-usage")
-    if usage:
-        try:
-            entries = json.loads(usage)
-        except ValueError:
-            entries = None
-        minutes = [entry.get("estimated_time_to_regain_access")
-                   for values in (entries.values() if isinstance(entries, dict) else ())
-                   if isinstance(values, list) for entry in values if isinstance(entry, dict)]
-        waits = [float(m) for m in minutes if isinstance(m, (int, float)) and m > 0]
-        if waits:
-            return max(waits) * 60
-    return None
+def _answer(response: httpx.Response, body: Any, what: str, *, handed_over: bool,
+            missing: str | None, unreadable: str | None) -> Answer:
+    error = _error(body)
+    status = response.status_code
+    means = _means(status, error)
+    hint = ""
+    if (means or status) in (400, 404) and _code(error) in (None, 100):
+        if unreadable is not None:
+            means, hint = 403, unreadable
+        elif missing is not None:
+            means = 404
+            hint = ("Threads says the same of a post this token may not read; check the "
+                    "reference")
+    message = error.get("message")
+    return Answer(PLATFORM, status, write=handed_over, headers=dict(response.headers),
+                  detail=message if isinstance(message, str) else "", code=_code(error),
+                  means=means, what=what, missing=missing, hint=hint)
+
+
+def _odd(detail: str, *, write: bool = False) -> TactfulError:
+    """An answer that came but cannot be used: the one mapping's "unreadable"."""
+    return error_for(Answer(PLATFORM, None, write=write, failure="unreadable", detail=detail))
 
 
 def _id(body: Mapping[str, Any], what: str, *, maybe_sent: bool) -> str:
     value = body.get("id")
     if isinstance(value, str) and value:
         return value
-    raise PlatformDown(PLATFORM, f"{what} answered without an id", maybe_sent=maybe_sent)
+    raise _odd(f"{what} answered without an id", write=maybe_sent)
 
 
 def _thread_root(item: Mapping[str, Any]) -> str | None:

@@ -1,15 +1,17 @@
 """The X session: tweepy.Client (API v2) behind the tactful Session contract.
 
-Every tweepy or requests failure becomes a tactful error here (RateLimited, Unauthorized,
-Forbidden, PlatformDown, BadInput); nothing of the SDK escapes a method. Writes are never
-retried: requests' transport is mounted with retries off, and tweepy's own wait-and-retry on a
-429 stays off.
+Every tweepy or requests failure becomes a tactful error here: `_answer` reads the facts (the
+status, the headers, X's words, how the transport failed) and the one mapping of
+core/send/answers.py decides (docs/sending.md, "One answer per HTTP answer"); nothing of the
+SDK escapes a method. X's own facts stay here: what a 403 means, which X says only in words
+(reply restrictions, app-only auth, duplicate content), and which 24-hour allowance a 429
+used up. Writes are never retried: requests' transport is mounted with retries off, and
+tweepy's own wait-and-retry on a 429 stays off.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -26,16 +28,13 @@ from tactful.core.errors import BadInput, ConfigError, MissingCredential, Refuse
 from tactful.core.memory.handles import normalize_handle
 from tactful.core.send.adapter import (
     Author,
-    Forbidden,
     Inbound,
     Page,
     Party,
-    PlatformDown,
     PostRef,
-    RateLimited,
     Sent,
-    Unauthorized,
 )
+from tactful.core.send.answers import Answer, error_for
 
 T = TypeVar("T")
 
@@ -331,32 +330,23 @@ def _parties(tweet: tweepy.Tweet, users: list[tweepy.User], referenced: list[twe
 
 
 def _missing_post(post: PostRef, errors: list[dict[str, Any]]) -> TactfulError:
-    kind = str((errors[0] if errors else {}).get("type", ""))
-    if kind.endswith("not-authorized-for-resource"):
-        return Forbidden(PLATFORM, f"post {post.id} is protected or hidden from this app")
-    return BadInput(f"x: post {post.id} does not exist or was deleted (X found nothing); "
-                    "check the --reply-to link")
+    """X answers a post it will not show with 200 and only `errors`: the one mapping decides,
+    on the status X's error type stands for (not-authorized-for-resource: 403, else 404)."""
+    first = errors[0] if errors and isinstance(errors[0], dict) else {}
+    kind = str(first.get("type", ""))
+    hidden = kind.endswith("not-authorized-for-resource")
+    return error_for(Answer(
+        PLATFORM, 200, means=403 if hidden else 404, code=kind.rsplit("/", 1)[-1] or None,
+        detail=str(first.get("detail") or first.get("title") or ""),
+        what="looking up the post", missing=f"post {post.id}",
+        hint=f"post {post.id} is protected or hidden from this app" if hidden else
+        "it does not exist or was deleted; check the --reply-to link"))
 
 
 def _odd_answer(detail: str, *, maybe_sent: bool = False) -> TactfulError:
-    return PlatformDown(PLATFORM, f"unexpected answer: {detail}", maybe_sent=maybe_sent)
-
-
-def retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """Seconds until X accepts again, from a 429's headers; None when they do not say."""
-    now = time.time() if now is None else now
-    waits: list[float] = []
-    if (value := headers.get("retry-after", "")).strip().isdigit():
-        waits.append(float(value))
-    # The 15-minute window, and the 24-hour allowances of the user and of the app: whichever
-    # is used up decides (a reset is a Unix time).
-    for prefix in ("x-rate-limit", "x-user-limit-24hour", "x-app-limit-24hour"):
-        reset, remaining = headers.get(f"{prefix}-reset"), headers.get(f"{prefix}-remaining")
-        if reset is None or not reset.strip().isdigit():
-            continue
-        if prefix == "x-rate-limit" or (remaining or "").strip() == "0":
-            waits.append(max(0.0, float(reset) - now))
-    return max(waits) if waits else None
+    """An answer tweepy read but tactful cannot use; `maybe_sent` for the write X took."""
+    return error_for(Answer(PLATFORM, None, failure="unreadable", write=maybe_sent,
+                            detail=detail))
 
 
 # ---- what X answered, as tactful errors -------------------------------------------------------
@@ -366,40 +356,46 @@ _POSTING_KEYS = "consumer_key, consumer_secret, access_token, access_token_secre
 
 def translate(exc: Exception, what: str, *, write: bool, user_auth: bool,
               timeout: float) -> TactfulError:
-    """The tactful error for a failure of tweepy or requests while doing `what`.
+    """The tactful error for a failure of tweepy or requests while doing `what`: the facts are
+    read here, the decision is the one mapping's (core/send/answers.py)."""
+    return error_for(_answer(exc, what, write=write, user_auth=user_auth, timeout=timeout))
 
-    A write that may have reached X (a 5xx, a timeout or a dropped connection after the request
-    went out) is `maybe_sent`: the ledger then keeps it pending instead of letting a rerun post
-    it twice.
-    """
-    if isinstance(exc, tweepy.TooManyRequests):
-        headers = exc.response.headers
-        return RateLimited(PLATFORM, retry_after(headers), _limit_name(headers))
-    if isinstance(exc, tweepy.Unauthorized):
-        which = f"the posting keys ({_POSTING_KEYS})" if write or user_auth else "bearer_token"
-        return Unauthorized(PLATFORM, f"HTTP 401 while {what}; check {which}")
-    if isinstance(exc, tweepy.Forbidden):
-        return Forbidden(PLATFORM, _forbidden(exc, what, write=write))
-    if isinstance(exc, tweepy.BadRequest | tweepy.NotFound):
-        return BadInput(f"x: X refused the request as invalid while {what} "
-                        f"(HTTP {_status(exc)}: {_detail(exc)}); nothing was posted; check the "
-                        "text (see docs/adapters/x.md) and the --reply-to post")
-    if isinstance(exc, tweepy.TwitterServerError):
-        return PlatformDown(PLATFORM, f"HTTP {_status(exc)} while {what}", maybe_sent=write)
+
+def _answer(exc: Exception, what: str, *, write: bool, user_auth: bool,
+            timeout: float) -> Answer:
     if isinstance(exc, tweepy.HTTPException):
-        # Any other 4xx: X answered and refused, so nothing went out.
-        return PlatformDown(PLATFORM, f"unexpected HTTP {_status(exc)} while {what}: "
-                            f"{_detail(exc)}")
+        status = _status(exc)
+        headers = dict(exc.response.headers) if exc.response is not None else {}
+        detail, hint = _detail(exc), ""
+        if status == 429:
+            detail = _limit_name(headers) or detail
+        elif status == 401:
+            which = f"the posting keys ({_POSTING_KEYS})" if write or user_auth \
+                else "bearer_token"
+            hint = f"check {which}"
+        elif status == 403:
+            hint = _forbidden_hint(detail, what, write=write)
+        elif 400 <= status < 500:
+            hint = "check the text (see docs/adapters/x.md) and the --reply-to post"
+        if not status:
+            return Answer(PLATFORM, None, write=write, failure="unreadable", what=what,
+                          detail=detail)
+        return Answer(PLATFORM, status, write=write, headers=headers, detail=detail,
+                      what=what, hint=hint)
+    if isinstance(exc, requests.exceptions.JSONDecodeError):  # an answer, not JSON
+        return Answer(PLATFORM, None, write=write, failure="unreadable", what=what,
+                      detail="the answer is not JSON")
     if isinstance(exc, requests.exceptions.ConnectTimeout) or _never_connected(exc):
-        return PlatformDown(PLATFORM, f"could not connect to X while {what}")
+        return Answer(PLATFORM, None, write=write, failure="connect", what=what,
+                      detail=type(exc).__name__)
     if isinstance(exc, requests.exceptions.Timeout):
-        return PlatformDown(PLATFORM, f"no answer within {timeout:g} s while {what}",
-                            maybe_sent=write)
+        return Answer(PLATFORM, None, write=write, failure="timeout", what=what,
+                      waited=timeout)
     if isinstance(exc, requests.exceptions.RequestException):
-        return PlatformDown(PLATFORM, f"the connection failed while {what} "
-                            f"({type(exc).__name__})", maybe_sent=write)
-    return PlatformDown(PLATFORM, f"unexpected answer while {what} ({type(exc).__name__})",
-                        maybe_sent=write)
+        return Answer(PLATFORM, None, write=write, failure="broken", what=what,
+                      detail=type(exc).__name__)
+    return Answer(PLATFORM, None, write=write, failure="unreadable", what=what,
+                  detail=type(exc).__name__)
 
 
 def _never_connected(exc: Exception) -> bool:
@@ -428,20 +424,20 @@ def _detail(exc: tweepy.HTTPException) -> str:
     return (words[:160] + "…" if len(words) > 160 else words) or "no detail"
 
 
-def _forbidden(exc: tweepy.Forbidden, what: str, *, write: bool) -> str:
-    detail = _detail(exc)
+def _forbidden_hint(detail: str, what: str, *, write: bool) -> str:
+    """What X's 403 means, which X says only in words (X's facts, kept here)."""
     lowered = detail.lower()
     if "authentication" in lowered and ("application-only" in lowered
                                         or "unsupported" in lowered):
-        return (f"{what} needs user-context credentials and the app bearer token is not one "
-                f"(X: {detail}); store the posting keys ({_POSTING_KEYS})")
+        return (f"{what} needs user-context credentials and the app bearer token is not one: "
+                f"store the posting keys ({_POSTING_KEYS})")
     if "duplicate" in lowered:
-        return f"X refuses duplicate content: this exact text was already posted (X: {detail})"
+        return "X refuses duplicate content: this exact text was already posted"
     if write and what.startswith("replying"):
-        return (f"X does not allow this reply (X: {detail}). X restricts replies: the author "
-                "may limit who can reply, and on the lower API tiers a reply is allowed only to "
-                "a post that mentions or quotes the persona")
-    return f"{detail} (while {what})"
+        return ("X does not allow this reply. X restricts replies: the author may limit who "
+                "can reply, and on the lower API tiers a reply is allowed only to a post that "
+                "mentions or quotes the persona")
+    return ""
 
 
 def _limit_name(headers: Mapping[str, str]) -> str:
@@ -449,4 +445,4 @@ def _limit_name(headers: Mapping[str, str]) -> str:
         return "the account's 24-hour allowance is used up"
     if headers.get("x-app-limit-24hour-remaining", "").strip() == "0":
         return "the app's 24-hour allowance is used up"
-    return "HTTP 429"
+    return ""

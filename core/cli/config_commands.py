@@ -10,15 +10,19 @@ the companion's prompt file can be read.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from tactful.core.cli.context import Context
 from tactful.core.config.values import Config
 from tactful.core.errors import ConfigError
 
+if TYPE_CHECKING:
+    from tactful.core.plugins import Host
+
 
 def check(context: Context, args: argparse.Namespace) -> int:
     config = context.config
-    _references(config)
+    _references(config, context.plugins)
     source = config.source or "built-in defaults (no config file found)"
     platforms = ", ".join(sorted(config.platforms)) or "none configured"
     print(f"config ok: {source} — persona {config.persona.name!r}, "
@@ -26,12 +30,11 @@ def check(context: Context, args: argparse.Namespace) -> int:
     return 0
 
 
-def _references(config: Config) -> None:
+def _references(config: Config, plugins: Host) -> None:
+    """What the config names that no loaded plugin provides (plugins.disabled applied)."""
     from tactful.core.cli.sending import warn_plugins
-    from tactful.core.memory.handles import BUILTIN_PLATFORMS
-    from tactful.core.plugins import host
+    from tactful.core.memory import platforms
 
-    plugins = host()
     adapters = set(plugins.collect("register_adapters"))
     routine_kinds = set(plugins.collect("register_routines"))
     responder_kinds = set(plugins.collect("register_responders"))
@@ -43,7 +46,11 @@ def _references(config: Config) -> None:
 
     for platform in sorted(config.platforms):
         if platform not in adapters:
-            fix = ("reinstall tactful" if platform in BUILTIN_PLATFORMS
+            # A platform the static table declares came with an installed distribution, which
+            # lost its adapter plugin (or had it disabled).
+            declared = platforms.source(platform) or ""
+            fix = (f"reinstall {declared.removeprefix('distribution ')}"
+                   if declared.startswith("distribution ")
                    else "install the plugin that provides it, or remove the section")
             raise problem(f"platforms.{platform}", f"no adapter is installed for {platform!r} "
                           f"(installed: {', '.join(sorted(adapters))}); {fix}")
@@ -67,7 +74,8 @@ def _references(config: Config) -> None:
     if companion.responder is not None and companion.responder not in named:
         raise problem("companion.responder", f"no responder {companion.responder!r} under "
                       "responders")
-    if config.platform("telegram").mode == "companion" and companion.prompt is not None:
+    if any(p.mode == "companion" for p in config.platforms.values()) and \
+            companion.prompt is not None:
         from tactful.core.memory.atomic import NotRegularFile, read_regular
 
         try:

@@ -1,6 +1,7 @@
-"""`tactful demo`: the whole loop on four platforms, in a throwaway home, in under a minute.
+"""`tactful demo`: the whole loop on every platform, in a throwaway home, in under a minute.
 
-Four emulators start on loopback and a morning of mentions arrives on each: a regular, a
+An emulator starts on loopback for every platform whose plugin offers one (the four built-in
+ones: `register_emulators`), and a morning of mentions arrives on each: a regular, a
 stranger, a do-not-engage account, a bot in a thread, an injection attempt, a spammer and
 someone asking to be left alone. The batch repliers run with the offline template responder
 through the real libraries (tweepy, atproto, httpx, aiogram) and the guarded pipeline, then the
@@ -11,30 +12,29 @@ real credential (a throwaway keyring holds dummies), no network beyond 127.0.0.1
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from tactful.core.cli.context import Context
-from tactful.core.cli.demo_world import PLATFORMS, ThrowawayKeyring, credentials, emulators, morning
+from tactful.core.cli.demo_world import Emulated, ThrowawayKeyring, emulators, morning
 
 
 def _step(title: str) -> None:
     print(f"\n\033[1m## {title}\033[0m" if sys.stdout.isatty() else f"\n## {title}")
 
 
-def _config(home: Path, started: dict[str, Any]) -> Path:
+def _config(home: Path, started: dict[str, Emulated]) -> Path:
     lines = ["persona:", "  name: galatea", "platforms:"]
-    for name in PLATFORMS:
-        emulator = started[name]
-        lines += [f"  {name}:", f"    account: {emulator.persona}",
-                  f"    base_url: {emulator.base_url}"]
+    for name, world in started.items():
+        lines += [f"  {name}:", f"    account: {world.emulator.persona}",
+                  f"    base_url: {world.emulator.base_url}"]
     lines.append("routines:")
-    for name in PLATFORMS:
+    for name in started:
         lines += [f"  reply-{name}:", "    kind: batch-reply", f"    platform: {name}",
                   "    responder: template", "    max_per_run: 10", "    pause: 0"]
     path = home / "tactful.yaml"
@@ -52,7 +52,9 @@ def run(context: Context, args: argparse.Namespace) -> int:
     previous = keyring.get_keyring()
     vault = ThrowawayKeyring()
     keyring.set_keyring(vault)
-    plugins._host = None  # a fresh host: the demo's config names the platforms anew
+    # A host of its own for the demo's length: its config names the platforms anew.
+    fresh_host = contextlib.ExitStack()
+    fresh_host.enter_context(plugins.using())
 
     def tactful(*argv: str, show: bool = True) -> int:
         if show:
@@ -64,59 +66,64 @@ def run(context: Context, args: argparse.Namespace) -> int:
         return code
 
     try:
-        with emulators() as started:
+        with emulators(plugins.host()) as started:
+            if not started:
+                print("no installed plugin offers an emulator: nothing to show")
+                return 1
             config = _config(home, started)
+            first, *others = started  # the one every step is shown on; the rest alike
             print(f"A throwaway home: {home}")
-            print("Four platform emulators on 127.0.0.1: " + ", ".join(
-                f"{n} {started[n].base_url}" for n in PLATFORMS))
-            for name in PLATFORMS:
-                for field, value in credentials(name, started[name]).items():
-                    keyring.set_password("tactful", f"{name}/{started[name].persona}/{field}",
+            print(f"{len(started)} platform emulators on 127.0.0.1: " + ", ".join(
+                f"{n} {w.emulator.base_url}" for n, w in started.items()))
+            for name, world in started.items():
+                for field, value in world.credentials().items():
+                    keyring.set_password("tactful", f"{name}/{world.emulator.persona}/{field}",
                                          value)
 
             _step("What memory already holds")
-            casts = {name: morning(name, started[name]) for name in PLATFORMS}
+            casts = {name: morning(world) for name, world in started.items()}
             for name, who in casts.items():
                 tactful("remember", name, who.regular, "--kind", "reply", "--inbound",
                         "--display-name", "Ada Builds", "--they",
                         "asked whether my eval harness handles multi-turn chats",
                         "--topic", "evals", "--open", "promised to report back on the harness",
-                        show=name == "x")
+                        show=name == first)
                 tactful("dne", name, who.flagged, "on", "--reason", "asked me to stop in 2025",
-                        show=name == "x")
+                        show=name == first)
                 if who.bot is not None:
-                    tactful("set", name, who.bot, "--kind", "bot", show=name == "x")
-            print("(the same for bluesky, threads and telegram)")
+                    tactful("set", name, who.bot, "--kind", "bot", show=name == first)
+            if others:
+                print(f"(the same for {', '.join(others)})")
 
             _step("A morning of mentions, answered by the batch repliers")
             log = io.StringIO()
             codes = []
-            for name in PLATFORMS:
+            for name, world in started.items():
                 print(f"\n{name}:")
                 codes.append(_batch(name, home, config, log))
-                for sent in started[name].sent():
-                    print(f"  sent → {sent.get('reply_to') or sent.get('chat_id')}: "
-                          f"{sent['text']!r}")
+                for answered, text in world.sent():
+                    print(f"  sent → {answered}: {text!r}")
                 for event in _events(log, name):
                     print(f"  skipped @{event['handle']}: {event['reason']}")
 
             _step("The hard stop: a post to a do-not-engage account, by hand")
             keyring_reads = len(vault.reads)
-            stop = tactful("send", "x", "--to", casts["x"].flagged, "--text",
-                           f"@{casts['x'].flagged} about yesterday…")
+            flagged = casts[first].flagged
+            stop = tactful("send", first, "--to", flagged, "--text",
+                           f"@{flagged} about yesterday…")
             print(f"keyring reads during that refusal: {len(vault.reads) - keyring_reads}")
 
             _step("Cards to read before the next reply")
-            tactful("card", "x", casts["x"].regular)
-            tactful("card", "x", casts["x"].stranger)
-            tactful("card", "threads", casts["threads"].quiet)
+            tactful("card", first, casts[first].regular)
+            tactful("card", first, casts[first].stranger)
+            tactful("card", first, casts[first].quiet)
             _step("The desk")
             tactful("hot")
         ok = stop == 3 and all(code == 0 for code in codes)
         return 0 if ok else 1
     finally:
         keyring.set_keyring(previous)
-        plugins._host = None
+        fresh_host.close()
         if args.keep:
             print(f"\nThe demo home is kept at {home}")
         else:

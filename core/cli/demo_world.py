@@ -1,8 +1,11 @@
-"""The world `tactful demo` runs in: four platform emulators on loopback, a throwaway keyring,
-and a morning of mentions from the kinds of people a persona meets.
+"""The world `tactful demo` runs in: an emulator on loopback for every platform whose plugin
+offers one (`register_emulators`), a throwaway keyring, and a morning of mentions from the kinds
+of people a persona meets.
 
 Everything here is invented and local: the emulators answer the real libraries on 127.0.0.1,
-the keyring is a dictionary that lives as long as the demo, and the tokens are dummies.
+the keyring is a dictionary that lives as long as the demo, and the tokens are dummies. What
+differs between platforms (the credentials an emulator accepts, how handles are spelled,
+whether a bot may write) comes from each plugin's emulator: the core names no platform.
 """
 
 from __future__ import annotations
@@ -10,11 +13,47 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from keyring.backend import KeyringBackend
 
-PLATFORMS = ("x", "bluesky", "threads", "telegram")
+if TYPE_CHECKING:
+    from tactful.core.plugins import Host
+
+
+class Emulator(Protocol):
+    """A platform's API on loopback, as every built-in emulator offers it."""
+
+    persona: str  # the persona's account on it
+
+    @property
+    def base_url(self) -> str: ...
+
+    def add_user(self, handle: str, *, display_name: str | None = None,
+                 is_bot: bool = False) -> str: ...
+
+    def add_post(self, handle: str, text: str, *, reply_to: str | None = None) -> str: ...
+
+    def stop(self) -> None: ...
+
+
+class Emulated(Protocol):
+    """What a plugin's `register_emulators` factory returns: its emulator, started."""
+
+    emulator: Emulator
+    bots_write: bool  # may a bot account write to the persona (no bot writes to a bot)
+
+    def credentials(self) -> dict[str, str]:
+        """Dummy credentials the emulator accepts, by keyring field."""
+        ...
+
+    def handle(self, name: str) -> str:
+        """One of the demo's people (`ada_builds`) as this platform spells handles."""
+        ...
+
+    def sent(self) -> list[tuple[str, str]]:
+        """What the persona sent: (what it answered or whom, the text), in order."""
+        ...
 
 
 class ThrowawayKeyring(KeyringBackend):
@@ -48,54 +87,34 @@ class Cast:
     sneaky: str
     spammer: str
     quiet: str
-    bot: str | None  # Telegram bots cannot write to bots
+    bot: str | None  # None where bots cannot write to the persona
 
 
-def cast(platform: str) -> Cast:
-    if platform == "bluesky":
-        return Cast("ada.bsky.social", "newreader.bsky.social", "gus.bsky.social",
-                    "sam.bsky.social", "promo.bsky.social", "quinn.bsky.social",
-                    "helpfulbot.bsky.social")
-    if platform == "threads":
-        return Cast("ada.builds", "new.reader", "grumpy.gus", "sneaky.sam", "promo.pat",
-                    "quiet.quinn", "helpful.bot")
-    bot = None if platform == "telegram" else "helpful_bot"
-    return Cast("ada_builds", "new_reader", "grumpy_gus", "sneaky_sam", "promo_pat",
-                "quiet_quinn", bot)
-
-
-def credentials(platform: str, emulator: Any) -> dict[str, str]:
-    if platform == "x":
-        return {"bearer_token": "demo", "consumer_key": "demo", "consumer_secret": "demo",
-                "access_token": "demo", "access_token_secret": "demo"}
-    if platform == "bluesky":
-        return {"app_password": "demo-app-password"}
-    if platform == "threads":
-        return {"access_token": emulator.token}
-    return {"token": emulator.token}
+def cast(world: Emulated) -> Cast:
+    spell = world.handle
+    return Cast(spell("ada_builds"), spell("new_reader"), spell("grumpy_gus"),
+                spell("sneaky_sam"), spell("promo_pat"), spell("quiet_quinn"),
+                spell("helpful_bot") if world.bots_write else None)
 
 
 @contextmanager
-def emulators() -> Iterator[dict[str, Any]]:
-    from tactful.adapters.bluesky.emulator import BlueskyEmulator
-    from tactful.adapters.telegram.emulator import TelegramEmulator
-    from tactful.adapters.threads.emulator import ThreadsEmulator
-    from tactful.adapters.x.emulator import XEmulator
-
-    started: dict[str, Any] = {}
+def emulators(host: Host) -> Iterator[dict[str, Emulated]]:
+    """Every emulator the plugins offer, started, by platform name (sorted); stopped after."""
+    offered = host.collect("register_emulators")
+    started: dict[str, Emulated] = {}
     try:
-        for name, make in (("x", XEmulator), ("bluesky", BlueskyEmulator),
-                           ("threads", ThreadsEmulator), ("telegram", TelegramEmulator)):
-            started[name] = make().start()
+        for name in sorted(offered):
+            started[name] = offered[name][1]()
         yield started
     finally:
-        for emulator in started.values():
-            emulator.stop()
+        for world in started.values():
+            world.emulator.stop()
 
 
-def morning(platform: str, emulator: Any) -> Cast:
+def morning(world: Emulated) -> Cast:
     """Seed the mentions that arrive overnight; returns who wrote."""
-    who = cast(platform)
+    who = cast(world)
+    emulator = world.emulator
     at = f"@{emulator.persona} "
     emulator.add_user(who.regular, display_name="Ada Builds")
     emulator.add_post(who.regular, at + "did the eval harness cope with multi-turn chats?")

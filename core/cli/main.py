@@ -171,7 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
                   "unavailable, 5 refused (already replied, bot thread, quota)")
     sub.add_argument("platform")
     sub.add_argument("--text", required=True, help="the exact text to post")
-    sub.add_argument("--to", metavar="HANDLE", help="the account addressed (a chat on Telegram)")
+    sub.add_argument("--to", metavar="HANDLE",
+                     help="the account addressed (a chat, on a chat platform)")
     sub.add_argument("--reply-to", metavar="POST", help="the post replied to: its URL or id")
     looks = sub.add_mutually_exclusive_group()
     looks.add_argument("--dry-run", action="store_true",
@@ -213,10 +214,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="answer only this account (repeat for more): a batch named by hand, "
                       "so a do-not-engage account here stops it with exit 3 before any key")
     command("run", "tactful.core.cli.run:run",
-            "run every routine on its schedule (and the Telegram companion, in companion "
-            "mode) until SIGTERM or Ctrl-C")
+            "run every routine on its schedule, and what plugins add to the run (a "
+            "platform's companion, in companion mode), until SIGTERM or Ctrl-C")
 
-    sub = command("companion", "", "the Telegram companion, for its operator")
+    sub = command("companion", "", "the companion on a chat platform, for its operator")
     actions = sub.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
     actions.required = True
     stats = actions.add_parser("stats", parents=[common],

@@ -1,9 +1,13 @@
-"""`tactful run`: every scheduled routine on its cron schedule, until SIGTERM or Ctrl-C.
+"""`tactful run`: every scheduled routine on its cron schedule, and every service a plugin
+offers that the config wants (the Telegram companion), until SIGTERM or Ctrl-C.
 
 Decisions (docs/scheduling.md):
-- One Context serves every run. The people store keeps no cache (each read goes to the file,
-  each write locks the one person with flock, which also keeps two threads apart), so a run
-  never sees stale memory. The config is read once, at start: a changed YAML needs a restart.
+- Services come from the plugins (`register_services`): each runs in a thread of its own;
+  one that fails stops everything, and `run` reports why. The core knows none of them.
+- One application object (`App`) serves every run. The people store keeps no cache (each read
+  goes to the file, each write locks the one person with flock, which also keeps two threads
+  apart), so a run never sees stale memory. The config is read once, at start: a changed YAML
+  needs a restart.
 - The clock is `context.now`, so `TACTFUL_NOW` freezes it as it does everywhere: under a
   frozen clock only what is due at that instant fires (tests and the demo use this).
 - A signal handler may run while the main thread holds any lock, so ours takes none: it notes
@@ -22,7 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from types import FrameType
 
-from tactful.core.cli.context import Context
+from tactful.core.app import App, Service
 from tactful.core.cli.sending import defaults_notice, warn_plugins
 from tactful.core.errors import BadInput
 from tactful.core.plugins import Host
@@ -33,23 +37,23 @@ from tactful.core.schedule.scheduler import Job, Scheduler
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-def run(context: Context, args: argparse.Namespace) -> int:
+def run(context: App, args: argparse.Namespace) -> int:
     plugins = context.plugins
     warn_plugins(plugins)
     defaults_notice(context)
     log = EventLog(clock=context.now)
-    companion = context.config.platform("telegram").mode == "companion"
-    jobs = scheduled_jobs(context, plugins, log, required=not companion)
+    services = context.services()
+    jobs = scheduled_jobs(context, plugins, log, required=not services)
     # Made here, in one thread: a cached property computed by two routine threads at once
     # could be computed twice.
     _ = context.settings, context.home, context.people
     with _signals() as signals:
         failed: list[BaseException] = []
-        worker = _companion_thread(context, plugins, log, signals.stop, failed) \
-            if companion else None
+        workers = [_service_thread(name, service, context, log, signals.stop, failed)
+                   for name, service in services.items()]
         scheduler = Scheduler(jobs, clock=context.now, wait=signals.wait, log=log)
         scheduler.run_forever(signals.stop)
-        if worker is not None:
+        for worker in workers:
             worker.join()
     log.emit("scheduler.stop", signal=signals.received[0] if signals.received else None)
     if failed:
@@ -57,29 +61,27 @@ def run(context: Context, args: argparse.Namespace) -> int:
     return 0
 
 
-def _companion_thread(context: Context, plugins: Host, log: EventLog, stop: threading.Event,
-                      failed: list[BaseException]) -> threading.Thread:
-    """The Telegram companion, on its own event loop next to the scheduler's threads. When it
-    cannot start (a missing token, say) everything stops and `run` reports why."""
-    import asyncio
+def _service_thread(name: str, service: Service, app: App, log: EventLog,
+                    stop: threading.Event, failed: list[BaseException]) -> threading.Thread:
+    """A service (the companion's polling, say) in its own thread, next to the scheduler's.
+    When it cannot start (a missing token, say) or fails, everything stops and `run` reports
+    why."""
 
     def main() -> None:
-        from tactful.adapters.telegram.companion import serve
-
         try:
-            asyncio.run(serve(context, plugins, log, stop))
+            service.serve(app, log, stop)
         except BaseException as exc:  # noqa: BLE001 — reported by the main thread
             failed.append(exc)
-            log.emit("companion.failed", error=type(exc).__name__)
+            log.emit("service.failed", service=name, error=type(exc).__name__)
             if not stop.is_set():
                 signal.raise_signal(signal.SIGTERM)  # wakes the main thread, which stops all
 
-    worker = threading.Thread(target=main, name="companion", daemon=True)
+    worker = threading.Thread(target=main, name=name, daemon=True)
     worker.start()
     return worker
 
 
-def scheduled_jobs(context: Context, plugins: Host, log: EventLog, *,
+def scheduled_jobs(context: App, plugins: Host, log: EventLog, *,
                    required: bool = True) -> list[Job]:
     """A job per enabled routine with a schedule; refuses a kind no plugin installs."""
     config = context.config
@@ -103,7 +105,7 @@ def scheduled_jobs(context: Context, plugins: Host, log: EventLog, *,
                  context, plugins, log) for name, settings in chosen.items()]
 
 
-def _job(name: str, schedule: str, zone: str, context: Context, plugins: Host,
+def _job(name: str, schedule: str, zone: str, context: App, plugins: Host,
          log: EventLog) -> Job:
     def run_routine(stop: threading.Event) -> routines.Result:
         return routines.run_one(name, context, plugins, dry_run=False, log=log, stop=stop)

@@ -14,6 +14,7 @@ from tactful.core.cli.context import Context
 from tactful.core.errors import MemoryUnavailable
 
 if TYPE_CHECKING:
+    from tactful.core.app import App
     from tactful.core.send.gate import Gate
 
 
@@ -22,7 +23,7 @@ def warn_plugins(host: object) -> None:
         print(f"tactful: warning: {problem}", file=sys.stderr)
 
 
-def defaults_notice(context: Context) -> None:
+def defaults_notice(context: App) -> None:
     """Sending, previewing or running routines on built-in defaults is said out loud: nobody
     should act on an empty memory by mistake."""
     from tactful.core.send.gate import defaults_notice as notice

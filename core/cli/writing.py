@@ -15,12 +15,8 @@ from datetime import datetime
 from tactful.core.cli.args import target, when
 from tactful.core.cli.context import Context
 from tactful.core.errors import BadInput, TactfulError
-from tactful.core.memory import linking, recording
-from tactful.core.memory.handles import (
-    BUILTIN_PLATFORMS,
-    normalize_id,
-    split_ref,
-)
+from tactful.core.memory import linking, platforms, recording
+from tactful.core.memory.handles import normalize_id, split_ref
 from tactful.core.memory.person import Person
 from tactful.core.memory.recording import Outcome
 
@@ -80,8 +76,9 @@ def _auto_link(context: Context, person: Person) -> None:
     """Link to the same handle elsewhere when the display names match too (SPEC §6)."""
     if not person.display_name:
         return
+    # The platforms memory knows without loading a plugin (the static table).
     for other_platform, other_handle in linking.candidates(person.platform, person.handle,
-                                                           BUILTIN_PLATFORMS):
+                                                           platforms.names()):
         other = context.people.load(other_platform, other_handle)
         if other is None or not linking.same_name(person, other):
             continue

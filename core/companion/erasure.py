@@ -24,9 +24,13 @@ Choices where SPEC is silent:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tactful.core.companion.session import Session
 from tactful.core.companion.store import CompanionStore
+
+if TYPE_CHECKING:
+    from tactful.core.companion.gateway import ChatPlatform
 
 EMPTY = "(nothing yet)"
 
@@ -52,3 +56,49 @@ def export(home: Path, bot: str, chat_id: int) -> bytes:
             "## Memory\n\n" + (notes.memory or EMPTY) + "\n\n"
             "## How you like to be talked to\n\n" + (notes.style or EMPTY) + "\n")
     return text.encode("utf-8")
+
+
+def erase_person(chats: ChatPlatform, root: Path, platform: str, handle: str,
+                 person_id: str | None = None) -> int:
+    """`tactful forget`'s part in the companion on one chat platform: the person's private chat
+    with every bot is deleted as /delete deletes it; in a group, what they wrote that still
+    waits for an answer goes, and so does their name as the group's last writer (a group's
+    history is everyone's: it stays). A private chat is theirs when it is with the user named
+    by the handle (their username, or their numeric id) or by the stable id in their file.
+    Returns how many private chats went."""
+    folder = root / "companion"
+    if platform != chats.name or not folder.is_dir():
+        return 0
+    ids = {int(x) for x in (handle, person_id) if x is not None and x.isdigit()}
+    erased = 0
+    for bot in sorted(p.name for p in folder.iterdir() if (p / "companion.sqlite").is_file()):
+        store = CompanionStore(root, bot)
+        try:
+            for user in store.users():
+                person = chats.person_of(user.chat_id)
+                if person is not None and (person in ids or user.handle == handle):
+                    delete(store, root, bot, user.chat_id)
+                    erased += 1
+                elif person is None:
+                    theirs = [p.message_id for p in store.pending(user.chat_id)
+                              if p.handle == handle or p.user_id in ids]
+                    if theirs:
+                        store.drop_pending(user.chat_id, theirs)
+                    if user.handle == handle:
+                        store.clear_handle(user.chat_id)  # the group's last writer was them
+                    if theirs or user.handle == handle:
+                        store.vacuum()
+        finally:
+            store.close()
+    return erased
+
+
+def register_for_forget(chats: ChatPlatform) -> None:
+    """Register the companion's store on this chat platform with memory's forget (the
+    application does this, for every companion a plugin offers, when it forgets)."""
+    from functools import partial
+
+    from tactful.core.memory import forgetting
+
+    forgetting.register_store(f"{chats.name} companion chats deleted",
+                              partial(erase_person, chats))

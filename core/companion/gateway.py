@@ -45,7 +45,6 @@ from tactful.core.send.adapter import Party, Sent
 from tactful.core.send.attempt import SendRequest
 from tactful.core.send.gate import Gate, Ticket
 
-PLATFORM = "telegram"
 COMMANDS = ("start", "help", "memory", "forget", "export", "delete", "invite", "pause", "resume",
             "timezone")
 GROUP_COMMANDS = ("start", "help")  # with `groups: true`; the rest act on a person's data
@@ -56,8 +55,35 @@ class Blocked(Exception):
     """The platform says the user blocked the bot: never message them again."""
 
 
+class ChatPlatform(Protocol):
+    """What the gateway must know of the chat platform it runs on. The adapter declares it
+    (the Telegram plugin's `Chats`): the core names no platform."""
+
+    @property
+    def name(self) -> str:
+        """The platform's name, as memory, the ledger and the gate know it."""
+        ...
+
+    @property
+    def max_length(self) -> int:
+        """The most characters one message may have."""
+        ...
+
+    def person_of(self, chat_id: int) -> int | None:
+        """The user a chat is a private conversation with (their user id), or None when the
+        chat is a group, which is no person."""
+        ...
+
+    def invite_link(self, bot: str, code: str) -> str:
+        """A link that opens a chat with the bot and hands it `code` with the first message."""
+        ...
+
+
 class Channel(Protocol):
-    """How the gateway talks back on one chat platform."""
+    """How the gateway talks back on one chat platform, and what that platform is."""
+
+    @property
+    def platform(self) -> ChatPlatform: ...
 
     async def typing(self, chat_id: int) -> None: ...
 
@@ -95,7 +121,6 @@ class _ChatLock:
 
 Sleep = Callable[[float], Awaitable[None]]
 Senders = tuple[tuple[int | None, str | None], ...]  # (user id, username) of who wrote
-MAX_MESSAGE = 4096  # characters in one message; a platform's Channel may say less
 
 
 class Gateway:
@@ -107,6 +132,7 @@ class Gateway:
         self.persona = persona_block(persona_name, config.prompt)
         self.default_tz = config.default_timezone or default_tz
         self.responder, self.channel, self.gate = responder, channel, gate
+        self.platform = channel.platform  # the chat platform's facts, from its adapter
         self.log, self.clock = log, clock
         self.rng = rng or random.Random()  # noqa: S311 — jitter, not security
         self.sleep = sleep
@@ -202,13 +228,14 @@ class Gateway:
         return f"{self.bot}/{chat_id}/{message_id}"
 
     def _answered(self, chat_id: int, message_id: int | str) -> bool:
-        return self.gate.answered(PLATFORM, [self._inbound_key(chat_id, message_id)],
+        return self.gate.answered(self.platform.name, [self._inbound_key(chat_id, message_id)],
                                   action="dm")
 
     def _flagged(self, handle: str | None, user_id: int | None) -> bool:
         """The gate's verdict on this person, by username and by id: flagged, or memory that
         cannot be read (fail closed), means no."""
-        verdict = self.gate.may_reach(PLATFORM, handle or (str(user_id) if user_id else None),
+        verdict = self.gate.may_reach(self.platform.name,
+                                      handle or (str(user_id) if user_id else None),
                                       str(user_id) if user_id else None)
         return verdict.status not in (checks.KNOWN, checks.STRANGER)
 
@@ -221,13 +248,14 @@ class Gateway:
         username they wrote with, everyone whose message it answers (in a group, each member
         who wrote), and the keys of the messages it answers."""
         user = self.store.user(chat_id)
-        if user_id is None and chat_id > 0:
-            user_id = chat_id  # a private chat's id is its user's id
-        handle = user.handle if user is not None and chat_id > 0 else None
+        person = self.platform.person_of(chat_id)  # None: a group
+        if user_id is None:
+            user_id = person
+        handle = user.handle if user is not None and person is not None else None
         parts = (text,) if isinstance(text, str) else text
         # A group is no person: its members are, and the one who wrote is a party.
-        return SendRequest(platform=PLATFORM, text="\n\n".join(parts),
-                           to=str(chat_id) if chat_id > 0 else None,
+        return SendRequest(platform=self.platform.name, text="\n\n".join(parts),
+                           to=str(chat_id) if person is not None else None,
                            action="dm", private=True, parts=parts,
                            inbound_keys=tuple(keys),
                            parties=(Party("chat user", handle,
@@ -343,9 +371,10 @@ class Gateway:
         user = self.store.user(chat_id)
         if user is None or user.blocked or (mode == "checkin" and user.paused):
             return False
-        if chat_id > 0 and self._flagged(user.handle, chat_id):
+        person = self.platform.person_of(chat_id)
+        if person is not None and self._flagged(user.handle, person):
             return False
-        if chat_id < 0 and user.handle and self._flagged(user.handle, None):
+        if person is None and user.handle and self._flagged(user.handle, None):
             return False
         return not any(self._flagged(handle, user_id) for user_id, handle in senders)
 
@@ -377,7 +406,7 @@ class Gateway:
                             key=self._inbound_key(chat_id, f"{items[-1][0]}/failed"))
             session.append("user", text, started)
             return False
-        parts = _fit(pacing.split(reply), getattr(self.channel, "max_length", MAX_MESSAGE))
+        parts = _fit(pacing.split(reply), self.platform.max_length)
         ticket = self._admit(self._request(
             chat_id, tuple(parts), [self._inbound_key(chat_id, m) for m, _ in items],
             senders=senders))
@@ -478,7 +507,7 @@ class Gateway:
             return
         erasure.delete(self.store, self.home, self.bot, chat_id)
         # The ledger keeps hashed keys (so nothing is answered twice); the chat id goes.
-        self.gate.ledger.forget(PLATFORM, str(chat_id))
+        self.gate.ledger.forget(self.platform.name, str(chat_id))
 
     # ---- commands ---------------------------------------------------------------------------
 
@@ -512,7 +541,7 @@ class Gateway:
             await say(phrases.pick("deleted", language, self.rng))
         elif command == "invite":
             code = self.store.invite_code(chat)
-            await say(f"https://t.me/{self.bot}?start={code}")
+            await say(self.platform.invite_link(self.bot, code))
         elif command == "pause":
             self.store.set_paused(chat, True)
             await say(phrases.pick("paused", language, self.rng))

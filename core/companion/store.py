@@ -470,6 +470,11 @@ class CompanionStore:
                              (utc_text(now - timedelta(days=SUMMARY_DAYS)),)).rowcount
         return int(times) + int(old)
 
+    def clear_handle(self, chat_id: int) -> None:
+        """Drop the username kept for a chat (a group keeps its last writer's): the operator
+        forgot that person (`tactful forget`)."""
+        self._write("UPDATE users SET handle = NULL WHERE chat_id = ?", (chat_id,))
+
     def delete_user(self, chat_id: int) -> None:
         """Every row of theirs in every table, then VACUUM."""
         with self._transaction() as db:

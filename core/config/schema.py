@@ -11,7 +11,10 @@ Choices where SPEC §13 is silent:
 - A key written with no value (`timezone:`) is an error unless null means something: "not set" for
   an optional key, "all defaults" for a section. A half-deleted line never passes as a default.
 - `Config.platforms` holds only the platforms the file names; `Config.platform(name)` gives the
-  defaults for the others. `mode: None` on Telegram means "persona".
+  defaults for the others. The platforms and their `mode` values come from memory's registry
+  of platform facts (`core/memory/platforms.py`, the static table the adapter plugins own,
+  read without loading them): a platform whose plugin declares modes has the key `mode`
+  (None means its first mode, e.g. "persona" on Telegram); the others do not.
 - Owners are checked and normalized like every handle (SPEC §3): leading @ dropped, lower case.
 """
 
@@ -25,7 +28,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 from tactful.core.errors import BadInput
-from tactful.core.memory.handles import BUILTIN_PLATFORMS, PLATFORM_NAME, normalize_handle
+from tactful.core.memory import platforms
+from tactful.core.memory.handles import PLATFORM_NAME, normalize_handle
 
 from .values import (
     RESPONDER_KINDS,
@@ -41,8 +45,9 @@ from .values import (
 )
 from .yamlpos import Entry, ListAt, Located, MapAt, Problem, ScalarAt, describe, is_null
 
-PLATFORMS = BUILTIN_PLATFORMS
-TELEGRAM_MODES = ("persona", "companion")
+# The platforms installed plugins declare in the static table; a platform only a plugin's hook
+# knows is read with the plain section (`MapOf.other`) and checked where it is used.
+PLATFORMS = platforms.names()
 
 
 # ---- how a schema is declared and read -------------------------------------------------------
@@ -462,11 +467,26 @@ _PLATFORM_FIELDS = (
     Field("base_url", Text(expected=_URL_EXPECTED, check=_http_url), optional=True),
     Field("limits", _LIMITS),
 )
-_TELEGRAM = Section(
-    PlatformConfig,
-    (*_PLATFORM_FIELDS, Field("mode", Text(choices=TELEGRAM_MODES), optional=True)),
-)
-_PLATFORM = Section(PlatformConfig, _PLATFORM_FIELDS, notes={"mode": "only telegram has a mode"})
+
+
+def _platform_section(name: str) -> Section[PlatformConfig]:
+    """A platform's section: with `mode` where its plugin declares modes."""
+    modes = platforms.facts(name).modes
+    if not modes:
+        return _PLATFORM
+    return Section(PlatformConfig, (*_PLATFORM_FIELDS,
+                                    Field("mode", Text(choices=modes), optional=True)))
+
+
+def _mode_note() -> dict[str, str]:
+    having = [p for p in PLATFORMS if platforms.facts(p).modes]
+    if not having:
+        return {}
+    verb = "has" if len(having) == 1 else "have"
+    return {"mode": f"only {' and '.join(having)} {verb} a mode"}
+
+
+_PLATFORM = Section(PlatformConfig, _PLATFORM_FIELDS, notes=_mode_note())
 
 PERSONA = Section(
     PersonaConfig,
@@ -485,7 +505,7 @@ MEMORY = Section(
     ),
     check=_compaction,
 )
-PLATFORMS_SCHEMA = MapOf({p: _TELEGRAM if p == "telegram" else _PLATFORM for p in PLATFORMS},
+PLATFORMS_SCHEMA = MapOf({p: _platform_section(p) for p in PLATFORMS},
                          other=_PLATFORM, other_name=PLATFORM_NAME)
 _COMMAND_ITEM = Text(expected="a non-empty string")
 RESPONDER = Section(

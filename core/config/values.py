@@ -35,7 +35,9 @@ class PlatformConfig:
     account: str | None = None
     dry_run: bool = False
     base_url: str | None = None
-    mode: str | None = None  # Telegram only: "persona" (also when None) or "companion"
+    # One of the modes the platform's plugin declares, None meaning the first (on Telegram:
+    # "persona" or "companion"); a platform without modes has no such key.
+    mode: str | None = None
     # The most sends of an action (reply, post, mention, quote, dm) in a rolling 24 hours; the
     # pipeline also keeps to the quotas a platform publishes, whichever is lower.
     limits: dict[str, int] = field(default_factory=dict)
@@ -97,8 +99,9 @@ class EngagementConfig:
 
 @dataclass(frozen=True)
 class CompanionConfig:
-    """The Telegram companion (`companion`, SPEC §15), used when platforms.telegram.mode is
-    companion. Times are in the user's own time zone where a rule says "day" or "night"."""
+    """The companion (`companion`, SPEC §15), used on a chat platform whose mode is companion
+    (`platforms.telegram.mode: companion`). Times are in the user's own time zone where a rule
+    says "day" or "night"."""
 
     responder: str | None = None  # a name under `responders:`; None: the template responder
     prompt: Path | None = None  # a file with the persona and mode blocks; None: a built-in one

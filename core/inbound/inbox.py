@@ -181,3 +181,22 @@ class Inbox:
         except sqlite3.Error as exc:
             raise MemoryUnavailable(f"the inbox {self.path} cannot be compacted: {exc}") from exc
         return len(keys)
+
+
+def erase_person(root: Path, platform: str, handle: str, person_id: str | None = None) -> int:
+    """`tactful forget`'s part in the inbox: their words and names in every item by or
+    mentioning them. Nothing to do in a home that never fetched."""
+    if not (root / FILE).exists():
+        return 0
+    inbox = Inbox(root)
+    try:
+        return inbox.forget(platform, handle)
+    finally:
+        inbox.close()
+
+
+def register_for_forget() -> None:
+    """Register the inbox with memory's forget (the application does this when it forgets)."""
+    from tactful.core.memory import forgetting
+
+    forgetting.register_store("inbox items blanked", erase_person)

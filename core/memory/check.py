@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from tactful.core.errors import MemoryUnavailable
 from tactful.core.memory import identity
-from tactful.core.memory.handles import NUMERIC_ID_HANDLES, canonical_ref
+from tactful.core.memory.handles import canonical_ref, numeric_ids
 from tactful.core.memory.person import Person
 from tactful.core.memory.store import People
 
@@ -99,8 +99,7 @@ def _flagged_identity(people: People, platform: str, handle: str | None,
         for stable_id in sorted(ids):
             reached += [(other, f"same account id {stable_id} as @{other.handle}") for other
                         in people.same_id(at_platform, stable_id, besides=at_handle or "")]
-            if at_platform in NUMERIC_ID_HANDLES and stable_id.isdigit() \
-                    and stable_id != at_handle:
+            if stable_id.isdigit() and stable_id != at_handle and numeric_ids(at_platform):
                 other = people.load(at_platform, stable_id)
                 if other is not None:
                     reached.append((other, f"the same account as {at_platform}/{stable_id}"))
@@ -126,7 +125,7 @@ def _flagged_identity(people: People, platform: str, handle: str | None,
 
 def _ids(platform: str, handle: str | None, person: Person | None) -> set[str]:
     ids = {person.id} if person is not None and person.id is not None else set()
-    if handle is not None and platform in NUMERIC_ID_HANDLES and handle.isdigit():
+    if handle is not None and handle.isdigit() and numeric_ids(platform):
         ids.add(handle)  # a Telegram user without a username is named by their id
     return ids
 

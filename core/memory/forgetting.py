@@ -7,6 +7,11 @@ A tombstone then keeps an old log from bringing them back. `keep_dne` leaves a f
 do_not_engage and holds only what keeps the flag on the whole person: their stable id (so a
 renamed account stays flagged) and the refs of their aka links, whose other sides keep their
 link too (so the same person elsewhere stays flagged). Nothing they said or did is kept.
+
+Stores beyond memory's own files (the send ledger, the inbox, the companion's private store)
+are reached through a registration, never an import: each registers an eraser here
+(`register_store`) when the application is about to forget (`App.register_stores`), and
+`forget` calls every one. A caller that forgets without the application reaches only memory.
 """
 
 from __future__ import annotations
@@ -34,13 +39,25 @@ OUTBOX = Path("outbox") / "dry-run.jsonl"
 OUTBOX_LOCK = Path(".locks") / "outbox.lock"
 
 
+# An eraser: (home root, platform, handle, the person's stable id when known) -> how many of
+# its records named them (and now no longer do).
+Eraser = Callable[[Path, str, str, str | None], int]
+
+_stores: dict[str, Eraser] = {}
+
+
+def register_store(what: str, eraser: Eraser) -> None:
+    """A store that holds something of people, to be erased with them: `what` names what the
+    eraser counts ("ledger rows blanked"). Registering the same name again replaces it."""
+    _stores[what] = eraser
+
+
 @dataclass
 class Forgotten:
     file: bool = False
     log_events: int = 0
     outbox_lines: int = 0
-    ledger_rows: int = 0
-    inbox_items: int = 0
+    stores: dict[str, int] = field(default_factory=dict)  # what each registered store erased
     archive_lines: int = 0
     links: list[str] = field(default_factory=list)
 
@@ -210,24 +227,9 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
             done.outbox_lines = filter_jsonl(
                 home.root / OUTBOX,
                 lambda e: not about(e, platform, handle) and not _mentions(e, platform, handle))
-        if (home.root / "ledger.sqlite").exists():
-            # The send ledger keeps keys (hashes that name no one) so a reply that went out is
-            # never re-opened; the text and names go.
-            from tactful.core.send.ledger import Ledger
-
-            ledger = Ledger(home.root)
-            try:
-                done.ledger_rows = ledger.forget(platform, handle)
-            finally:
-                ledger.close()
-        if (home.root / "inbox.sqlite").exists():
-            from tactful.core.inbound.inbox import Inbox
-
-            inbox = Inbox(home.root)
-            try:
-                done.inbox_items = inbox.forget(platform, handle)
-            finally:
-                inbox.close()
+        person_id = person.id if person is not None else None
+        for what, erase in _stores.items():
+            done.stores[what] = erase(home.root, platform, handle, person_id)
         with locked(home.root / ".locks" / "desk.lock", what="the desk"):
             # Out of both first, so the regenerated desk has no line of theirs to archive.
             done.archive_lines = _drop_desk_lines(home.root / desk.ARCHIVE, f"{platform}/@{handle}")

@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 
 from tactful.core.errors import BadInput
+from tactful.core.memory import platforms
+from tactful.core.memory.platforms import PLATFORM_NAME
 
-BUILTIN_PLATFORMS = ("x", "bluesky", "threads", "telegram")
-NUMERIC_ID_HANDLES = ("telegram",)  # platforms where a handle of digits is the stable id
-# What a plugin may name a platform: the name becomes a folder under people/.
-PLATFORM_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+__all__ = ["MAX_HANDLE_LENGTH", "PLATFORM_NAME", "canonical_ref", "normalize_handle",
+           "normalize_id", "normalize_platform", "numeric_ids", "split_ref"]
 
 # Bluesky handles are domain names (at most 253 characters), but `<handle>.md` must fit a file
 # name (255 bytes): 252 is the most a handle can be and still have a file.
@@ -31,23 +31,26 @@ def _shown(raw: str) -> str:
 
 
 def normalize_platform(raw: str, known: tuple[str, ...] | None = None) -> str:
-    """A platform name: a built-in one, or one an installed adapter plugin registers.
+    """A platform name an installed adapter plugin declares (memory's registry, `platforms`).
 
-    Plugins are looked at only for a name that is not built in, so `check x ...` never loads
-    them.
+    The plugins themselves are asked only about a name the static table does not declare, so
+    `check x ...` never loads them.
     """
     platform = raw.strip().lower()
     if known is None:
-        known = BUILTIN_PLATFORMS
-        if platform not in known:
-            from tactful.core.plugins import host
-
-            known = (*BUILTIN_PLATFORMS, *host().adapter_platforms())
+        if platforms.get(platform, ask_plugins=True) is not None:
+            return platform
+        known = platforms.names(ask_plugins=True)
     if platform not in known:
         raise BadInput(
-            f"unknown platform {_shown(raw)}; use one of: {', '.join(known)}"
+            f"unknown platform {_shown(raw)}; use one of: {', '.join(known) or 'none installed'}"
         )
     return platform
+
+
+def numeric_ids(platform: str) -> bool:
+    """Is a handle of digits the account's stable id on this platform (its plugin says so)?"""
+    return platforms.facts(platform).numeric_ids
 
 
 def normalize_handle(raw: str, platform: str = "") -> str:
@@ -78,14 +81,15 @@ def normalize_handle(raw: str, platform: str = "") -> str:
         bad = next(ch for ch in handle if not _ALLOWED.fullmatch(ch))
         raise BadInput(
             f"handle {where}{_shown(raw)} contains {bad!r}; "
-            "a handle may hold only a-z 0-9 . _ - (Telegram users without a username: their id)"
+            "a handle may hold only a-z 0-9 . _ - (an account without a username: its numeric "
+            "id, where the platform has such accounts)"
         )
     if handle.startswith((".", "-")) or handle.endswith(".") or ".." in handle:
         raise BadInput(
             f"handle {where}{_shown(raw)} starts or ends with '.' or '-', or holds '..'; "
             "no real handle does"
         )
-    if platform in NUMERIC_ID_HANDLES and handle.isdigit():
+    if handle.isdigit() and platform and numeric_ids(platform):
         handle = str(int(handle))  # 0700 and 700 are one account: the platform reads a number
     return handle
 

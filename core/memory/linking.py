@@ -12,6 +12,7 @@ from datetime import datetime
 from urllib.parse import urlsplit
 
 from tactful.core.errors import BadInput
+from tactful.core.memory import platforms
 from tactful.core.memory.person import Aka, Person
 
 _PRIVATE_SUFFIXES = (".local", ".localhost", ".internal", ".lan", ".home", ".corp", ".test",
@@ -48,8 +49,11 @@ def public_url(raw: str) -> str:
 
 
 def comparable_handle(platform: str, handle: str) -> str:
-    if platform == "bluesky" and handle.endswith(".bsky.social"):
-        return handle[: -len(".bsky.social")]
+    """The handle as it compares across platforms: without the platform's own domain, where
+    its plugin declares one (`Platform.short_handle_suffix`, e.g. a Bluesky handle's)."""
+    suffix = platforms.facts(platform).short_handle_suffix
+    if suffix and handle.endswith(suffix) and len(handle) > len(suffix):
+        return handle[: -len(suffix)]
     return handle
 
 
@@ -72,14 +76,16 @@ def add_link(person: Person, ref: str, reason: str, at: datetime, proof: str | N
     return True
 
 
-def candidates(platform: str, handle: str, platforms: tuple[str, ...]) -> list[tuple[str, str]]:
-    """Where the same person may have a file: the same handle (on Bluesky, also .bsky.social)."""
+def candidates(platform: str, handle: str, others: tuple[str, ...]) -> list[tuple[str, str]]:
+    """Where the same person may have a file: the same handle, and on a platform with a domain
+    of its own, the handle under it too (`ada` is also `ada.bsky.social` on Bluesky)."""
     base = comparable_handle(platform, handle)
     found = []
-    for other in platforms:
+    for other in others:
         if other == platform:
             continue
         found.append((other, base))
-        if other == "bluesky":
-            found.append((other, f"{base}.bsky.social"))
+        suffix = platforms.facts(other).short_handle_suffix
+        if suffix:
+            found.append((other, f"{base}{suffix}"))
     return found

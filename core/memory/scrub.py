@@ -3,36 +3,57 @@
 It replaces what looks like a secret or a piece of personal data with a marker such as
 `[redacted:email]` and reports which kinds it removed, so the entry can say so. The kinds:
 
-- email: user@host.tld, and "name [at] host [dot] tld"; not @handles or user@instance handles
-- phone: +international, 00-international, (555) 123-4567 style, trunk-0 national numbers
-  with separators, and any number after "phone:", "tel", "mobile", ...
-- password: the value after password/pw/passcode/PIN/wachtwoord/... and in user:pass@ links
+- email: user@host.tld (also with a fullwidth or small ＠), "name [at] host [dot] tld",
+  "name at host dot com", defanged "user@host[.]com"; not @handles or user@instance handles
+- phone: +international (also "(+44)"), 00-international, (555) 123-4567 style, trunk-0
+  national numbers with spaces, dots, dashes or slashes, and any number after "phone:", "tel",
+  "mobile", ...
+- password: the value after password/pw/passcode/PIN/wachtwoord/... and in user:pass@ links;
+  after "my password is" a value of plain words or dash groups counts too ("purple monkey
+  dishwasher", "tiger-lamp-orbit-nine"), prose does not ("is weak", "is case-sensitive")
 - token: provider keys (OpenAI, Anthropic, xAI, GitHub, GitLab, Slack, Stripe, Google, AWS,
-  Hugging Face, npm, Telegram bots, X bearer), JWTs, private key blocks, Bearer/Authorization
-  values, and random-looking values after key/token/secret
-- card: 13-19 digits, plain or grouped, Luhn-valid and starting like a card (2-6)
-- id: SSNs, and numbers after passport/SSN/BSN/national id/driver's license/...
-- bank: IBANs (mod-97), account/routing/sort-code numbers after their keyword
-- address: house number + street + suffix (Street, Ave, ...), Dutch/German glued streets
-  (Kerkstraat 12), French/Spanish/Portuguese/Italian forms, P.O. Box/Postbus/Postfach
+  Azure, DigitalOcean, Alibaba, Hugging Face, npm, Telegram bots, X bearer), JWTs, private key
+  blocks, Bearer/Authorization values, random-looking values after key/token/secret, and
+  unlabelled secrets: 40-character cloud secret keys, 64-hex private keys, WIF keys (checked),
+  extended private keys, seed phrases (12 to 24 plain words), and base64 that wraps any of these
+- card: 13-19 digits, plain or grouped by spaces, dashes, dots, slashes or underscores,
+  Luhn-valid and starting like a card (2-6)
+- id: US SSNs, UK National Insurance numbers, Dutch BSNs (11-check), German tax ids (check
+  digit), French NIRs (key), Spanish DNI/NIE (check letter), Italian codici fiscali (check
+  letter), and numbers after passport/SSN/BSN/national id/driver's license/Steuer-ID/...
+- bank: IBANs (mod-97, any case, spaced or dashed), account/routing/sort-code numbers after
+  their keyword
+- address: house number + street + suffix (Street, Ave, Loop, Grove, Mews...; lower case too
+  after "live at", "ship to"...), Dutch/German/Nordic/Finnish glued streets (Kerkstraat 12,
+  Kungsgatan 5), French/Spanish/Portuguese/Italian/Polish/Hungarian forms, P.O. Box/Postbus
 
 Design choices, all in favour of leaving ordinary prose alone:
 
 - Structured numbers are validated, not just shaped: card numbers must pass Luhn and start like
-  a real card, IBANs must pass mod-97, SSNs must fall in assignable ranges.
+  a real card, IBANs must pass mod-97, national ids their check digit or letter, WIF keys their
+  checksum, SSNs must fall in assignable ranges.
 - A bare run of digits is never a phone or an ID on its own: phones need a `+`, separators or a
-  keyword; IDs and account numbers need a keyword. Links keep their digits (status ids).
+  keyword; IDs and account numbers need a keyword or a checksummed national format. Links keep
+  their digits (status ids).
 - Keyword rules keep the keyword and redact only the value, so the line still reads.
 - Markers already in the text are never touched, and scrubbing repeats until a pass finds
   nothing, which makes `scrub` idempotent by construction rather than by luck.
+- The rules read a normalized view of the text: fullwidth forms as ASCII, non-breaking and
+  other odd spaces as spaces, odd hyphens as '-', zero-width characters left out. Each finding
+  is mapped back to the original, so everything outside a marker is kept byte for byte.
 
-Python's regex engine pays for every position it tries, so most rules sit behind cheap gates
-(a substring test, or a short scan) and the digit rules only look at runs of digits.
-Standard library only; every pattern is compiled once, at import.
+Cost is linear in the length of the text. Every pattern either consumes what it scans or is
+bounded (no nested unbounded quantifiers; a keyword is anchored at a token boundary so a long
+run is scanned once, not once per position), overlaps are tracked in byte maps rather than
+lists, and decoding (base64) is bounded by the length of the text. `bench/privacy_gate.py`
+measures it. Most rules sit behind cheap gates (a substring test, or a short scan) and the
+digit rules only look at runs of digits. Standard library only; every pattern is compiled
+once, at import.
 """
 
 from __future__ import annotations
 
+import binascii
 import math
 import re
 from collections import Counter
@@ -63,22 +84,68 @@ class Scrubbed:
 
 # Checks get the match and the original text: lowercase rules match on a lowered copy.
 _Check = Callable[[re.Match[str], str], bool]
+# Span functions decide how far a value reaches (or None to drop the match).
+_Extend = Callable[[re.Match[str], str], "tuple[int, int] | None"]
 _Spans = list[tuple[int, int]]
 
 _MARKER = re.compile(r"\[redacted:(?:" + "|".join(KINDS) + r")\]")
 _DIGIT = re.compile(r"[0-9]")
 # Runs of digits with the separators phones and cards use; the digit rules match inside these.
-_RUN = re.compile(r"[0-9][0-9 ().+/\-]{3,}")
+_RUN = re.compile(r"[0-9][0-9 ().+/_\-]{3,}+")
+# Unbroken tokens long enough to hold a key; the unlabelled-key rules only look inside these.
+_LONG_TOKEN = re.compile(r"(?<!\S)\S{16,}+")
+
+# ---------------------------------------------------------------------------------------------
+# The normalized view
+
+# Fullwidth ASCII, the small commercial at, odd spaces and odd hyphens, one for one.
+_VIEW_TABLE = {
+    **{cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)},
+    0xFE6B: ord("@"),
+    0x3000: ord(" "),
+    **dict.fromkeys((0x00A0, 0x2007, 0x202F, 0x2009, 0x200A, 0x205F, 0x1680), ord(" ")),
+    **dict.fromkeys(range(0x2002, 0x2007), ord(" ")),
+    0x2008: ord(" "),
+    **dict.fromkeys((0x2010, 0x2011, 0x2012, 0x2013, 0x2212, 0xFE63), ord("-")),
+}
+# Characters with no width: left out of the view, so "4111\u200b1111..." reads as digits.
+_ZERO_WIDTH = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
+_VISIBLE = re.compile(f"[^{_ZERO_WIDTH}]+")
+
+
+def _view(text: str) -> tuple[str, list[int] | None]:
+    """The text the rules read, and for each of its characters the index in `text` (None when
+    the two line up one for one)."""
+    if text.isascii():
+        return text, None
+    view = text.translate(_VIEW_TABLE)
+    if not any(ch in view for ch in _ZERO_WIDTH):
+        return view, None
+    parts: list[str] = []
+    index: list[int] = []
+    for m in _VISIBLE.finditer(view):
+        parts.append(m.group(0))
+        index.extend(range(m.start(), m.end()))
+    return "".join(parts), index
+
 
 # ---------------------------------------------------------------------------------------------
 # Validators
 
+# Trailing sentence punctuation is not part of a bare value ("password: hunter2.").
+_TRAILING = ".,;:!?)]}>\"'`"
+
 
 def _span(m: re.Match[str]) -> tuple[int, int]:
     """The part of a match that gets redacted: the value group when the rule has one."""
-    for name in ("v", "q", "q2"):
-        if name in m.re.groupindex and m.start(name) != -1:
-            return m.start(name), m.end(name)
+    groups = m.re.groupindex
+    for name in ("v", "b", "q", "q2"):
+        if name in groups and m.start(name) != -1:
+            start, end = m.start(name), m.end(name)
+            if name == "b":
+                value = m.string[start:end].rstrip(_TRAILING)
+                end = start + max(len(value), 1)
+            return start, end
     return m.start(), m.end()
 
 
@@ -103,10 +170,13 @@ def _luhn(number: str) -> bool:
     return total % 10 == 0
 
 
-def _card_ok(m: re.Match[str], text: str) -> bool:
-    number = _digits(m.group(0))
+def _card_number_ok(number: str) -> bool:
     # Issuers start at 2..6; that also spares snowflake ids (they start with 1) and zero runs.
     return 13 <= len(number) <= 19 and number[0] in "23456" and _luhn(number)
+
+
+def _card_ok(m: re.Match[str], text: str) -> bool:
+    return _card_number_ok(_digits(_value(m, text)))
 
 
 # Lengths for the countries that issue IBANs; an unknown country still needs a sane length.
@@ -122,11 +192,29 @@ _IBAN_LENGTHS = {
 }  # fmt: skip
 
 
-def _iban_ok(m: re.Match[str], text: str) -> bool:
-    iban = m.group(0).replace(" ", "")
+_IBAN_TAIL = re.compile(r"[ -][A-Za-z0-9]{1,4}$")
+
+
+def _iban_span(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    """The IBAN, giving back up to two trailing groups a lower-case match may have swallowed
+    ("be68539007547034 is the club account")."""
+    raw = m.group(0)
+    for _ in range(3):
+        if _iban_valid(raw):
+            return m.start(), m.start() + len(raw)
+        tail = _IBAN_TAIL.search(raw)
+        if tail is None:
+            return None
+        raw = raw[: tail.start()]
+    return None
+
+
+def _iban_valid(raw: str) -> bool:
+    iban = raw.replace(" ", "").replace("-", "").upper()
     expected = _IBAN_LENGTHS.get(iban[:2])
     if expected is None:
-        if not 15 <= len(iban) <= 34:
+        # Lower case is only trusted for a country that issues IBANs.
+        if not raw[:2].isupper() or not 15 <= len(iban) <= 34:
             return False
     elif len(iban) != expected:
         return False
@@ -143,7 +231,7 @@ def _entropy(s: str) -> float:
 _TIMESTAMPISH = re.compile(r"[0-9:.+\-TZtz/]+")
 
 
-_SEGMENT_BREAKS = re.compile(r"[-_./+=~:]")
+_SEGMENT_BREAKS = re.compile(r"[-_./+=~:%]")
 
 
 def _random_segment(segment: str) -> bool:
@@ -171,27 +259,224 @@ def _random_value(m: re.Match[str], text: str) -> bool:
     return _looks_random(_value(m, text))
 
 
-_PROSE_WORD = re.compile(r"[a-z]+(?:-[a-z]+)*|[0-9]{1,3}")
+def _cloud_secret(m: re.Match[str], text: str) -> bool:
+    """An unlabelled 40-character key: both cases and digits, not hex, and random enough."""
+    value = m.group(0)
+    return (
+        any(ch.isupper() for ch in value)
+        and any(ch.islower() for ch in value)
+        and any(ch.isdigit() for ch in value)
+        and _entropy(value) >= 4.0
+    )
 
 
-def _password_value(m: re.Match[str], text: str) -> bool:
-    if m.start("v") == -1:
-        return True  # quoted: somebody is spelling out the exact value
-    value = text[m.start("v") : m.end("v")]
-    return len(value) >= 4 and any(ch.isalnum() for ch in value)
+# Words that make a 64-hex run a digest or an id rather than a key.
+_HASH_WORDS = re.compile(
+    r"sha|hash|checksum|digest|commit|\btx|txid|transaction|block|fingerprint|etag|integrity"
+    r"|md5|blake|\bgit\b|merkle|\bcid\b",
+)
 
 
-def _password_like(m: re.Match[str], text: str) -> bool:
-    """After "my password is", lowercase words and small numbers are prose ("is weak", "is
-    case-sensitive", "is 12 characters"); anything else reads like the password itself."""
-    if not _password_value(m, text):
+def _hex_key(m: re.Match[str], text: str) -> bool:
+    return _HASH_WORDS.search(text[max(0, m.start() - 40) : m.start()].lower()) is None
+
+
+_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_BASE58_VALUE = {ch: i for i, ch in enumerate(_BASE58)}
+
+
+def _wif_ok(m: re.Match[str], text: str) -> bool:
+    """Wallet import format: base58 of 0x80, 32 key bytes, an optional 0x01, and a checksum
+    (the first four bytes of a double SHA-256)."""
+    import hashlib  # only when something shaped like a key turns up
+
+    number = 0
+    for ch in m.group(0):
+        number = number * 58 + _BASE58_VALUE[ch]
+    raw = number.to_bytes((number.bit_length() + 7) // 8, "big")
+    if len(raw) not in (37, 38) or raw[0] != 0x80 or (len(raw) == 38 and raw[33] != 0x01):
         return False
-    if m.start("v") == -1:
+    body, checksum = raw[:-4], raw[-4:]
+    return hashlib.sha256(hashlib.sha256(body).digest()).digest()[:4] == checksum
+
+
+# --- national ids
+
+
+def _nino_ok(m: re.Match[str], text: str) -> bool:
+    value = m.group(0)
+    spaced = " " in value
+    # All spaced or none ("AB 12 34 56 C" or "AB123456C"), and not a run of shouting.
+    return (not spaced or value.count(" ") == 4) and value[:2].isupper() == value[-1].isupper()
+
+
+def _bsn_ok(m: re.Match[str], text: str) -> bool:
+    d = [int(ch) for ch in _digits(_value(m, text))]
+    if len(d) != 9 or (d[0] == 0 and d[1] == 0):
+        return False
+    return (sum(d[i] * (9 - i) for i in range(8)) - d[8]) % 11 == 0
+
+
+def _steuer_id_ok(m: re.Match[str], text: str) -> bool:
+    digits = _digits(_value(m, text))
+    if len(digits) != 11 or digits[0] == "0":
+        return False
+    product = 10
+    for ch in digits[:10]:
+        total = (int(ch) + product) % 10 or 10
+        product = (2 * total) % 11
+    check = 11 - product
+    return (0 if check == 10 else check) == int(digits[10])
+
+
+def _nir_ok(m: re.Match[str], text: str) -> bool:
+    value = m.group(0).replace(" ", "").upper()
+    if len(value) != 15:
+        return False
+    body = value[:13].replace("2A", "19").replace("2B", "18")
+    if not body.isdigit() or not value[13:].isdigit():
+        return False
+    return 97 - int(body) % 97 == int(value[13:])
+
+
+_DNI_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"
+
+
+def _dni_ok(m: re.Match[str], text: str) -> bool:
+    value = re.sub(r"[\s-]", "", m.group(0)).upper()
+    if value[0] in "XYZ":
+        value = str("XYZ".index(value[0])) + value[1:]
+    return value[:-1].isdigit() and _DNI_LETTERS[int(value[:-1]) % 23] == value[-1]
+
+
+_CF_ODD = dict(
+    zip(
+        "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+        (1, 0, 5, 7, 9, 13, 15, 17, 19, 21, 1, 0, 5, 7, 9, 13, 15, 17, 19, 21, 2, 4, 18, 20, 11,
+         3, 6, 8, 12, 14, 16, 10, 22, 25, 24, 23),
+        strict=True,
+    )
+)
+
+
+def _codice_fiscale_ok(m: re.Match[str], text: str) -> bool:
+    value = m.group(0).upper()
+    if value[8] not in "ABCDEHLMPRST":
+        return False
+    total = 0
+    for i, ch in enumerate(value[:15]):
+        total += _CF_ODD[ch] if i % 2 == 0 else (int(ch) if ch.isdigit() else ord(ch) - 65)
+    return chr(65 + total % 26) == value[15]
+
+
+# --- passwords
+
+
+def _wordset(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+_PW_TOKEN = re.compile(r"[^\s\"'`]{1,80}")
+# Words that make what follows "my password is" a sentence rather than the password.
+_PROSE_AFTER_PASSWORD = _wordset(
+    """
+    weak strong fine good bad safe secure insecure long short simple easy hard complex
+    complicated wrong incorrect correct right invalid valid new old same different unique
+    random blank empty set ready done private personal secret public shared obvious terrible
+    awful great perfect okay ok enough too very so still now also just really literally always
+    never not no in on at for with from to of by as like more less only already what because
+    and but or if when where which who how why the a an my your his her our their its this that
+    these those is was are were be been being it them him she he we they i you me us here there
+    mine yours ours theirs same case important optional generic temporary gone lost mandatory
+    unchanged actually basically currently probably definitely simply exactly also either
+    something nothing anything everything one yesterday today tomorrow tonight again last ago
+    earlier later recently
+    ist nicht zu sehr schwach sicher falsch richtig neu alt gleich dein mein sein unser
+    is niet te erg zwak sterk fout goed veilig nieuw oud hetzelfde
+    est pas trop tres faible fort incorrect nouveau ancien meme
+    es muy debil segura seguro incorrecta incorrecto nuevo nueva igual
+    """
+)
+# Endings that mark an adjective or a participle: "is compromised", "is expiring".
+_PROSE_ENDINGS = ("ed", "ly", "ing", "ive", "able", "ible", "ous", "ful", "less")
+_SKIP_BEFORE_VALUE = _wordset(
+    "still now currently literally actually basically simply probably definitely just really"
+    " officially"
+)
+
+
+def _prose_word(word: str) -> bool:
+    word = word.lower()
+    return word in _PROSE_AFTER_PASSWORD or (len(word) > 4 and word.endswith(_PROSE_ENDINGS))
+
+
+def _single_value(token: str, explicit: bool) -> bool:
+    """Whether one token after a password keyword is the password. After a colon or '=' any
+    token of four characters or more is; after "is" a plain word is, unless prose."""
+    if explicit:
+        return len(token) >= 4 and any(ch.isalnum() for ch in token)
+    if token.isdigit():
+        return len(token) >= 4
+    parts = token.split("-")
+    if len(parts) >= 3 and all(parts):
         return True
-    value = text[m.start("v") : m.end("v")]
-    if _PROSE_WORD.fullmatch(value):
-        return False
-    return not value.isalpha() or any(ch.isupper() for ch in value[1:])
+    if all(part.isalpha() for part in parts):
+        if any(ch.isupper() for ch in token[1:]) and not token.isupper():
+            return True  # CamelCase: MyDogIsCalledRex
+        return not any(_prose_word(part) for part in parts)
+    return any(ch.isalnum() for ch in token)
+
+
+_PLAIN_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ0-9]+(?:-[A-Za-zÀ-ÖØ-öø-ÿ0-9]+)*")
+
+
+def _password_value_span(m: re.Match[str], text: str, *, explicit: bool) -> tuple[int, int] | None:
+    """How far the password after a keyword reaches: one token, or several plain words or
+    dash groups ("purple monkey dishwasher lamp") up to the end of the clause."""
+    for name in ("q", "q2"):
+        if m.start(name) != -1:
+            return m.start(name), m.end(name)
+    pos = m.start("b")
+    words: list[tuple[int, int]] = []
+    while len(words) < 8:
+        token = _PW_TOKEN.match(text, pos)
+        if token is None:
+            break
+        core = token.group(0).rstrip(_TRAILING)
+        if not core:
+            break
+        if not words and core.lower() in _SKIP_BEFORE_VALUE and token.end() < len(text):
+            pos = token.end() + 1
+            continue
+        if words and core.lower() in _PROSE_AFTER_PASSWORD:
+            break
+        words.append((token.start(), token.start() + len(core)))
+        if len(core) != len(token.group(0)) or token.end() >= len(text):
+            break
+        if text[token.end()] != " ":
+            break
+        pos = token.end() + 1
+    if not words:
+        return None
+    first = text[words[0][0] : words[0][1]]
+    if len(words) == 1 or not all(
+        _PLAIN_WORD.fullmatch(text[s:e]) for s, e in words
+    ):
+        return words[0] if _single_value(first, explicit) else None
+    texts = [text[s:e] for s, e in words]
+    if len(words) == 2 and any(_prose_word(part) for w in texts for part in w.split("-")):
+        return words[0] if _single_value(first, explicit) and not _prose_word(first) else None
+    if _prose_word(first) and len(words) < 3:
+        return None
+    return words[0][0], words[-1][1]
+
+
+def _password_is(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    return _password_value_span(m, text, explicit=False)
+
+
+def _password_colon(m: re.Match[str], text: str) -> tuple[int, int] | None:
+    return _password_value_span(m, text, explicit=True)
 
 
 def _aba_ok(m: re.Match[str], text: str) -> bool:
@@ -214,6 +499,25 @@ def _digit_count(low: int, high: int) -> _Check:
         return low <= len(_digits(_value(m, text))) <= high
 
     return check
+
+
+# Stop words that never occur in a seed phrase (none is in the BIP-39 English list), so a
+# sentence is never mistaken for one; 1-2 letter words and long words break a run anyway.
+_NOT_SEED = (
+    r"the|and|for|are|but|not|was|were|with|from|has|had|his|her|she|him|its|our|their|them"
+    r"|your|been|being|would|could|should|did|does|than|which|who|whom|how|some|these|those"
+    r"|yes|got|get|may|here|lol|omg|gonna|wanna|please|thanks|thank"
+)
+
+
+def _seed_ok(m: re.Match[str], text: str) -> bool:
+    """A run of plain words reads as a seed phrase when it repeats no word (one repeat in a long
+    phrase) and has at most one plural: seed word lists hold singular words, while lists and
+    slogans people write ("apples onions eggs...", "work hard play hard...") do not."""
+    words = [w for w in re.split(r"[^a-z]+", m.group(0)) if w]
+    repeats = len(words) - len(set(words))
+    plurals = sum(1 for w in words if w.endswith("s") and not w.endswith(("ss", "us", "is")))
+    return repeats <= (1 if len(words) >= 20 else 0) and plurals <= 1
 
 
 _YEAR_CONTEXT = re.compile(
@@ -261,6 +565,42 @@ def _address_ok(m: re.Match[str], text: str) -> bool:
     return following is None or following.group(1) in _AFTER_ADDRESS
 
 
+# Lower-case addresses need someone saying it is where they are ("I live at 14 church lane").
+_ADDRESS_CUE = re.compile(
+    r"(?:live|living|lives|stay|staying|ship|send|deliver|mail|post|moved|move|located|visit"
+    r"|find|come|address|addr|house|home|flat|apartment|place|office|we're|i'm|am|is|at|to)"
+    r"\W{0,3}(?:\w{1,10}\W{1,3}){0,2}$"
+)
+_NONSPACE = re.compile(r"\S")
+_NOT_STREET_NAME = _wordset(
+    "the a an down up to on of in my our your his her their this that from into onto over"
+    " through along across past by near and or miles mile km blocks block minutes mins hours"
+    " more less than about"
+)
+
+
+def _lower_address_ok(m: re.Match[str], text: str) -> bool:
+    if not _address_ok(m, text):
+        return False
+    if any(word in _NOT_STREET_NAME for word in m.group("names").split()):
+        return False
+    before = text[max(0, m.start() - 30) : m.start()].lower()
+    # Lowered text is the rule's input here, so "before" is already lower case.
+    return _ADDRESS_CUE.search(before) is not None or _NONSPACE.search(text, 0, m.start()) is None
+
+
+# "Via Twitter 2 days ago" is not an address.
+_UNIT_AFTER = re.compile(
+    r"\s*(?:days?|hours?|h|minutes?|mins?|seconds?|weeks?|months?|years?|times|people|likes"
+    r"|followers|replies|comments|%)\b",
+    re.IGNORECASE,
+)
+
+
+def _not_a_count(m: re.Match[str], text: str) -> bool:
+    return _UNIT_AFTER.match(text, m.end()) is None
+
+
 # ---------------------------------------------------------------------------------------------
 # Rules
 
@@ -270,16 +610,19 @@ class _Rule:
 
     __slots__ = (
         "check",
+        "extend",
         "gate",
         "in_links",
         "kind",
         "lower",
         "needles",
         "needs_digit",
+        "pad",
         "pattern",
         "rank",
         "run",
         "shield",
+        "token",
         "word_start",
     )
 
@@ -290,12 +633,15 @@ class _Rule:
         pattern: str,
         *,
         check: _Check | None = None,
+        extend: _Extend | None = None,
         in_links: bool = True,
         lower: bool = False,
         needles: tuple[str, ...] = (),
         needs_digit: bool = False,
         gate: str | None = None,
         run: int = 0,
+        pad: tuple[int, int] = (2, 3),
+        token: int = 0,
         shield: bool = False,
         word_start: bool = False,
         flags: int = 0,
@@ -309,6 +655,8 @@ class _Rule:
         self.lower = lower
         self.pattern = re.compile(pattern, flags)
         self.check = check
+        # Decides the redacted span itself (a password of several words), or drops the match.
+        self.extend = extend
         # Digits inside links are ids, not phones or cards; only secrets are hunted there.
         self.in_links = in_links
         # A match that fails its check still claims its span from the later in_links=False
@@ -319,10 +667,15 @@ class _Rule:
         self.needs_digit = needs_digit or run > 0
         self.needles = needles
         self.gate = re.compile(gate) if gate else None
-        # When set, the pattern only runs around digit runs at least this long.
+        # When set, the pattern only runs around digit runs at least this long, widened by
+        # `pad` characters (before, after) for what may precede or follow the digits.
         self.run = run
-        # Keyword rules start on a word boundary; checked by hand because a leading
-        # look-behind would stop the engine from skipping ahead to the keyword.
+        self.pad = pad
+        # When set, the pattern only runs inside unbroken tokens at least this long.
+        self.token = token
+        # Keyword rules start on a word boundary, checked after the match. (The patterns keep
+        # their own bounds: what follows a keyword is limited, so a long run of repeated
+        # keywords costs each keyword a bounded look, not a scan to the end.)
         self.word_start = word_start
 
     def wanted(self, text: str, lowered: str, has_digit: bool, seen: dict[int, bool]) -> bool:
@@ -335,57 +688,90 @@ class _Rule:
                 found = seen[id(self.needles)] = _any_in(self.needles, lowered)
             if not found:
                 return False
-        return self.gate is None or self.gate.search(text) is not None
+        if self.gate is None:
+            return True
+        return self.gate.search(lowered if self.lower else text) is not None
 
-    def matches(self, text: str, lowered: str, runs: _Spans) -> Iterator[re.Match[str]]:
-        if self.lower:
-            yield from self.pattern.finditer(lowered)
+    def matches(
+        self, text: str, lowered: str, runs: _Spans, tokens: _Spans
+    ) -> Iterator[re.Match[str]]:
+        source = lowered if self.lower else text
+        if self.token:
+            # Unbroken tokens do not overlap, so each character is scanned once.
+            for start, end in tokens:
+                if end - start >= self.token:
+                    yield from self.pattern.finditer(source, max(0, start - 1), end + 1)
         elif not self.run:
-            yield from self.pattern.finditer(text)
+            yield from self.pattern.finditer(source)
         else:
             size = len(text)
+            back, ahead = self.pad
+            last = 0
             for start, end in runs:
                 if end - start >= self.run:
-                    # Two characters back for a leading '+' or '(', three ahead for look-aheads.
-                    yield from self.pattern.finditer(text, max(0, start - 2), min(size, end + 3))
+                    # Characters back for a leading '+' or '(', ahead for look-aheads; never
+                    # back over the previous window, so no character is scanned twice.
+                    begin = max(last, start - back)
+                    last = min(size, end + ahead)
+                    yield from self.pattern.finditer(source, begin, last)
 
-    def accepts(self, m: re.Match[str], text: str) -> bool:
+    def span(self, m: re.Match[str], text: str) -> tuple[int, int] | None:
+        """The span to redact, or None when the match is not a finding."""
         if self.word_start and m.start() and text[m.start() - 1].isalnum():
-            return False
-        return self.check is None or self.check(m, text)
+            return None
+        if self.check is not None and not self.check(m, text):
+            return None
+        if self.extend is not None:
+            return self.extend(m, text)
+        return _span(m)
 
 
-# A bare value after a keyword runs to the next space; trailing sentence punctuation stays out.
-_BARE = r"(?P<v>[^\s\"'`]\S*?)(?=[.,;:!?)\]}>\"'`]*(?:\s|$))"
+# A bare value after a keyword runs to the next space; trailing sentence punctuation is trimmed
+# afterwards (group "b"), so the engine never scans ahead for it.
+_BARE = r"(?P<b>[^\s\"'`]\S{0,200}+)"
 _QUOTED = r"(?:\"(?P<q>[^\"\n]{1,120})\"|'(?P<q2>[^'\n]{1,120})')"
 
 # Env-style names such as DB_PASSWORD or smtp_pwd count too: the prefix ends in '_', which
 # passes the word-start check, and a suffix may follow.
 _LOGIN_WORDS = (
     r"(?:password|passwd|passwort|passphrase|passcode|pass_?word|pass(?==)|pwd|pw|wachtwoord"
-    r"|kennwort|contrase[ñn]a|mot\s+de\s+passe|senha|пароль)(?:_[A-Za-z0-9]+)*\b[\"']?"
+    r"|kennwort|contrase[ñn]a|mot\s+de\s+passe|senha|пароль)(?:_[A-Za-z0-9]{1,20}){0,4}\b[\"']?"
 )
 _PASSWORD_NEEDLES = ("pass", "pw", "wachtwoord", "kennwort", "contrase", "mot", "senha", "пароль")
 _API_WORDS = (
-    r"(?:api[_ -]?key|apikey|access[_ -]?key|secret[_ -]?key|access[_ -]?token"
+    r"(?:api[_ -]?key|apikey|x-api-key|access[_ -]?key|secret[_ -]?key|access[_ -]?token"
     r"|auth[_ -]?token|refresh[_ -]?token|id[_ -]?token|session[_ -]?(?:id|token|key)"
-    r"|client[_ -]?secret|private[_ -]?key|signing[_ -]?key|secret|token|key|credentials?)"
-    r"(?:[_-][A-Za-z0-9]+)*\b[\"']?"
+    r"|client[_ -]?secret|private[_ -]?key|signing[_ -]?key|accountkey|sharedaccesskey"
+    r"|shared[_ -]?access[_ -]?(?:key|signature)|secret|token|key|sig|credentials?)"
+    r"(?:[_-][A-Za-z0-9]{1,20}){0,4}\b[\"']?"
 )
 
-_NAME = r"[A-ZÀ-ÖØ-Þ][A-Za-zÀ-ÖØ-öø-ÿ'’.\-]*"
+_NAME = r"[A-ZÀ-ÖØ-Þ][A-Za-zÀ-ÖØ-öø-ÿ'’.\-]{0,40}"
 _STREET_SUFFIX = (
     r"Street|St|Avenue|Ave|Road|Rd|Lane|Ln|Boulevard|Blvd|Drive|Dr|Way|Court|Ct|Place|Pl"
-    r"|Terrace|Ter|Parkway|Pkwy|Highway|Hwy|Square|Sq|Circle|Cir|Crescent|Close|Row"
+    r"|Terrace|Ter|Parkway|Pkwy|Highway|Hwy|Square|Sq|Circle|Cir|Crescent|Close|Row|Loop|Grove"
+    r"|Gardens|Gdns|Mews|Alley|Trail|Trl|Plaza|Heights|Hts|Walk|Esplanade|Quay|Wharf"
+)
+_LOWER_SUFFIX = (
+    r"street|avenue|road|lane|drive|boulevard|terrace|crescent|parkway|highway|close|court"
+    r"|square|grove|mews|st|ave|rd|ln|blvd|dr"
 )
 _GLUED_SUFFIX = (
     r"straat|steeg|weg|laan|gracht|plein|kade|singel|dijk|straße|strasse|str\.|allee|gasse"
+    r"|gatan|gata|vägen|vagen|gade|vej|veien|katu|(?<=[a-zäöå]{3})tie"
 )
 _GLUED_NEEDLES = (
     "straat", "steeg", "weg", "laan", "gracht", "plein", "kade", "singel", "dijk", "straße",
-    "strasse", "str.", "allee", "gasse",
+    "strasse", "str.", "allee", "gasse", "gatan", "gata", "vägen", "vagen", "gade", "vej",
+    "veien", "katu", "tie",
 )  # fmt: skip
 _FILE_EXTENSIONS = frozenset({"png", "jpg", "jpeg", "gif", "svg", "webp", "pdf"})
+_TLDS = (
+    r"com|org|net|io|edu|gov|dev|app|ai|co|me|info|biz|nl|de|uk|fr|es|it|be|ch|at|se|no|dk|fi"
+    r"|pl|pt|ie|us|ca|au|nz|jp|cn|in|br|mx|ru|eu|email|mail|xyz|tech|online|site"
+)
+# Separators a card number may be grouped by; one kind per number.
+_CARD_SEP = r"(?: ?[-./_] ?| )"
 
 _RULES: tuple[_Rule, ...] = (
     # --- token: formats that announce themselves
@@ -397,66 +783,79 @@ _RULES: tuple[_Rule, ...] = (
         needles=("private key",),
         flags=re.DOTALL,
     ),
+    # JWTs: the look-behind sits after "eyJ" (so the engine still jumps to it) and keeps the
+    # match at the start of a run; the segments never give back what they took.
     _Rule(
         "token",
         0,
-        r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+",
         needles=("eyj",),
-        word_start=True,
     ),
     _Rule(
         "token",
         0,
         r"(?<![\w-])(?:"
-        r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}"
-        r"|whsec_[A-Za-z0-9]{20,}"
-        r"|gh[pousr]_[A-Za-z0-9]{30,}"
-        r"|github_pat_[A-Za-z0-9_]{30,}"
-        r"|glpat-[A-Za-z0-9_-]{20,}"
-        r"|xox[abposr]-[A-Za-z0-9-]{10,}"
+        r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}+"
+        r"|whsec_[A-Za-z0-9]{20,}+"
+        r"|gh[pousr]_[A-Za-z0-9]{30,}+"
+        r"|github_pat_[A-Za-z0-9_]{30,}+"
+        r"|glpat-[A-Za-z0-9_-]{20,}+"
+        r"|xox[abposr]-[A-Za-z0-9-]{10,}+"
         r"|AIza[A-Za-z0-9_-]{35}"
-        r"|ya29\.[A-Za-z0-9_-]{20,}"
+        r"|ya29\.[A-Za-z0-9_-]{20,}+"
         r"|(?:AKIA|ASIA)[A-Z0-9]{16}"
         r"|npm_[A-Za-z0-9]{36}"
-        r"|hf_[A-Za-z0-9]{30,}"
-        r"|xai-[A-Za-z0-9]{20,}"
-        r"|GOCSPX-[A-Za-z0-9_-]{20,}"
+        r"|hf_[A-Za-z0-9]{30,}+"
+        r"|xai-[A-Za-z0-9]{20,}+"
+        r"|GOCSPX-[A-Za-z0-9_-]{20,}+"
+        r"|do[por]_v1_[a-f0-9]{64}"
+        r"|LTAI[A-Za-z0-9]{12,20}"
+        r"|xprv[1-9A-HJ-NP-Za-km-z]{100,112}"
         # X/Twitter app bearer tokens open with a long run of A's (a scream has no digits).
-        r"|A{16,}(?=[A-Za-z0-9%_-]*[0-9%])[A-Za-z0-9%_-]{20,}"
+        # The run is taken whole, so a long scream is looked at once.
+        r"|A{16,}+(?=[A-Za-z0-9%_-]{0,400}[0-9%])[A-Za-z0-9%_-]{4,}+"
         r")(?![\w-])",
         needles=(
             "_live_", "_test_", "whsec_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
             "glpat-", "xox", "aiza", "ya29.", "akia", "asia", "npm_", "hf_", "xai-", "gocspx-",
-            "aaaaaaaaaaaaaaaa",
+            "aaaaaaaaaaaaaaaa", "_v1_", "ltai", "xprv",
         ),
     ),
     # OpenAI/Anthropic style; "sk-" alone is too common a prefix, so the rest must look random.
     _Rule(
         "token",
         0,
-        r"(?<![\w-])sk-(?P<v>[A-Za-z0-9_-]{20,})(?![\w-])",
+        r"(?<![\w-])sk-(?P<v>[A-Za-z0-9_-]{20,}+)(?![\w-])",
         check=_random_value,
         needles=("sk-",),
+    ),
+    # Azure AD client secrets: three characters, a digit, "Q~", then the rest.
+    _Rule(
+        "token",
+        0,
+        r"(?<![\w~.-])[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![\w~.-])",
+        needles=("q~",),
+        token=38,
     ),
     # Telegram bot tokens: numeric bot id, colon, a secret that starts with AA.
     _Rule(
         "token",
         0,
-        r"(?<![\w:])[0-9]{6,12}:AA[A-Za-z0-9_-]{30,}(?![\w-])",
+        r"(?<![\w:])[0-9]{6,12}:AA[A-Za-z0-9_-]{30,}+(?![\w-])",
         needles=(":aa",),
     ),
     _Rule(
         "token",
         0,
-        r"hooks\.slack\.com/services/(?P<v>[A-Za-z0-9/_-]{20,})",
+        r"hooks\.slack\.com/services/(?P<v>[A-Za-z0-9/_-]{20,}+)",
         needles=("hooks.slack",),
         lower=True,
     ),
     _Rule(
         "token",
         0,
-        r"(?:authorization\s*[:=]\s*(?:bearer|basic|token|bot)?|bearer)"
-        r"\s*(?P<v>[A-Za-z0-9._~+/=-]{12,})",
+        r"(?:authorization\s{0,8}[:=]\s{0,8}(?:bearer|basic|token|bot)?|bearer)"
+        r"\s{0,8}(?P<v>[A-Za-z0-9._~+/=-]{12,}+)",
         check=_random_value,
         needles=("bearer", "authorization"),
         lower=True,
@@ -466,20 +865,70 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "token",
         0,
-        _API_WORDS + r"\s*(?:[:=]|\bis\b|\bwas\b)\s*[\"']?(?P<v>[A-Za-z0-9_\-+/=.~]{12,})",
+        _API_WORDS + r"\s{0,8}(?:[:=]|\bis\b|\bwas\b)\s{0,8}[\"']?"
+        r"(?P<v>[A-Za-z0-9_\-+/=.~%]{12,}+)",
         check=_random_value,
-        needles=("key", "token", "secret", "credential"),
+        needles=("key", "token", "secret", "credential", "sig"),
         lower=True,
         word_start=True,
     ),
+    # --- token: unlabelled secrets
+    # 40-character cloud secret keys (AWS style): both cases, digits, random.
+    _Rule(
+        "token",
+        0,
+        r"(?<![A-Za-z0-9+/=_.~-])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=_.~-])",
+        check=_cloud_secret,
+        in_links=False,
+        needs_digit=True,
+        token=40,
+    ),
+    # 64 hex digits: a raw private key, unless a hash word names it a digest.
+    _Rule(
+        "token",
+        0,
+        r"(?<![A-Za-z0-9])(?:0x)?[0-9a-fA-F]{64}(?![A-Za-z0-9])",
+        check=_hex_key,
+        in_links=False,
+        needs_digit=True,
+        token=64,
+    ),
+    # Wallet import format keys, checked against their own checksum.
+    _Rule(
+        "token",
+        0,
+        r"(?<![A-Za-z0-9])[5KL][1-9A-HJ-NP-Za-km-z]{50,51}(?![A-Za-z0-9])",
+        check=_wif_ok,
+        needs_digit=True,
+        token=51,
+    ),
+    # Seed phrases: 12 to 24 plain words in a row (numbered or not), none of them a word that
+    # prose cannot do without.
+    _Rule(
+        "token",
+        0,
+        rf"(?<![\w'’-])(?:(?!(?:{_NOT_SEED})\b)[a-z]{{3,8}} ){{11,29}}"
+        rf"(?!(?:{_NOT_SEED})\b)[a-z]{{3,8}}(?![\w'’-])",
+        check=_seed_ok,
+        lower=True,
+    ),
+    _Rule(
+        "token",
+        0,
+        r"(?<![\w])(?:[0-9]{1,2}[.):] ?[a-z]{3,8},? {1,3}){11,23}[0-9]{1,2}[.):] ?[a-z]{3,8}"
+        r"(?![\w'’-])",
+        check=_seed_ok,
+        lower=True,
+        needs_digit=True,
+    ),
     # --- password
-    _Rule("password", 1, r"://[^\s:/@\[\]]+:(?P<v>[^\s/@\[\]]+)@", needles=("://",)),
+    _Rule("password", 1, r"://[^\s:/@\[\]]{1,256}:(?P<v>[^\s/@\[\]]{1,256})@", needles=("://",)),
     _Rule(
         "password",
         1,
         # "password: x", "pw=x", and a quoted value right after the keyword.
-        _LOGIN_WORDS + rf"(?:\s*[:=]\s*|\s*(?=[\"']))(?:{_QUOTED}|{_BARE})",
-        check=_password_value,
+        _LOGIN_WORDS + rf"(?:\s{{0,8}}[:=]\s{{0,8}}|\s{{0,8}}(?=[\"']))(?:{_QUOTED}|{_BARE})",
+        extend=_password_colon,
         needles=_PASSWORD_NEEDLES,
         lower=True,
         word_start=True,
@@ -488,10 +937,10 @@ _RULES: tuple[_Rule, ...] = (
         "password",
         1,
         # "my password is x", "the password for the wifi is x", "my password's x".
-        _LOGIN_WORDS + r"(?:\s+(?:for|of|to|on)\s+(?:the\s+|my\s+|our\s+|your\s+)?[\w.-]+"
-        r"(?:\s+[\w.-]+)?)?(?:\s+(?:is|was|ist|es|est|is\s+now|to|naar|auf)\s+|'s\s+|’s\s+)"
-        rf"(?:{_QUOTED}|{_BARE})",
-        check=_password_like,
+        _LOGIN_WORDS + r"(?:\s{1,8}(?:for|of|to|on)\s{1,8}(?:the\s+|my\s+|our\s+|your\s+)?"
+        r"[\w.-]{1,40}(?:\s{1,8}[\w.-]{1,40})?)?(?:\s{1,8}(?:is|was|ist|es|est|is\s+now|to|naar"
+        rf"|auf)\s{{0,8}}:?\s{{1,8}}|'s\s{{1,8}}|’s\s{{1,8}})(?:{_QUOTED}|{_BARE})",
+        extend=_password_is,
         needles=_PASSWORD_NEEDLES,
         lower=True,
         word_start=True,
@@ -499,19 +948,37 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "password",
         1,
-        r"pin(?:\s?code)?\s*(?:[:=]|\bis\b|\bwas\b)\s*(?P<v>[0-9]{4,8})(?![\w])",
+        r"pin(?:\s?code)?\s{0,8}(?:[:=]|\bis\b|\bwas\b)\s{0,8}(?P<v>[0-9]{4,8})(?![\w])",
         needles=("pin",),
         lower=True,
         needs_digit=True,
         word_start=True,
     ),
-    # --- email: the "user@host" form has its own finder below; this is "name [at] host [dot] com"
+    # --- email: the "user@host" form has its own finder below; these are the spelled-out ones
     _Rule(
         "email",
         2,
-        r"(?<![\w.+-])[\[(]?[\w.+-]+[\])]?\s*[\[(]\s*at\s*[\])]\s*[\[(]?[\w-]+[\])]?"
-        r"(?:\s*[\[(]\s*dot\s*[\])]\s*[\[(]?[\w-]+[\])]?)+",
-        needles=("dot]", "dot)", "dot ]", "dot )"),
+        r"(?<![\w.+-])[\[({]?[\w.+-]{1,64}[\]})]?\s{0,3}[\[({]\s{0,3}at\s{0,3}[\]})]\s{0,3}"
+        r"[\[({]?[\w-]{1,63}[\]})]?(?:\s{0,3}[\[({]\s{0,3}(?:dot|\.)\s{0,3}[\]})]\s{0,3}"
+        r"[\[({]?[\w-]{1,63}[\]})]?){1,4}",
+        needles=("dot]", "dot)", "dot ]", "dot )", "dot}", "[.]", "(.)", "{.}"),
+        lower=True,
+    ),
+    _Rule(
+        "email",
+        2,
+        rf"(?<![\w.+-])[\w.+-]{{1,64}}\s(?:at|AT)\s[\w-]{{1,63}}(?:\s(?:dot"
+        rf"|DOT)\s[\w-]{{1,63}}){{0,3}}"
+        rf"\s(?:dot|DOT)\s(?:{_TLDS}|{_TLDS.upper()})\b",
+        needles=(" dot ",),
+    ),
+    # "user@host[.]com" (defanged) and "user @ host.com"
+    _Rule(
+        "email",
+        2,
+        r"(?<![\w.+-])[\w.+-]{1,64}(?:@| @ )(?:[\w-]{1,63}(?:\[\.\]|\(\.\)|\{\.\}|\.))+"
+        rf"(?:{_TLDS})\b",
+        needles=("@",),
         lower=True,
     ),
     # --- bank: IBAN (mod-97) and keyword-introduced account numbers
@@ -519,21 +986,24 @@ _RULES: tuple[_Rule, ...] = (
         "bank",
         3,
         # The look-behind sits after the first letters so the engine can skip ahead cheaply.
-        r"[A-Z]{2}(?<![A-Za-z0-9][A-Z]{2})[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?"
-        r"(?![A-Za-z0-9])",
-        check=_iban_ok,
+        # Any case; spaced or dashed in groups of four.
+        r"[A-Za-z]{2}(?<![A-Za-z0-9][A-Za-z]{2})[0-9]{2}(?:[ -]?[A-Za-z0-9]{4}){2,7}"
+        r"(?:[ -]?[A-Za-z0-9]{1,3})?(?![A-Za-z0-9])",
+        extend=_iban_span,
         in_links=False,
-        needs_digit=True,
+        # Every IBAN holds a run of four digits or more, within a dozen characters of its start.
+        run=4,
+        pad=(14, 24),
         shield=True,
     ),
     _Rule(
         "bank",
         4,
-        r"(?:(?:bank\s+)?account\s*(?:number|num\.?|no\.?|nr\.?|#)|bank\s+account"
-        r"|acct\.?(?:\s*(?:number|no\.?|#))?|routing\s*(?:number|no\.?|#)"
-        r"|aba(?:\s+routing)?\s*(?:number|no\.?|#)|sort\s+code"
+        r"(?:(?:bank\s+)?account\s{0,8}(?:number|num\.?|no\.?|nr\.?|#)(?:\s+is)?|bank\s+account"
+        r"|acct\.?(?:\s{0,8}(?:number|no\.?|#))?|routing\s{0,8}(?:number|no\.?|#)"
+        r"|aba(?:\s+routing)?\s{0,8}(?:number|no\.?|#)|sort\s+code"
         r"|rekening(?:nummer)?|kontonummer|n[uú]mero\s+de\s+cuenta)"
-        r"\s*(?:[:#=]|\bis\b|\bwas\b)?\s*(?P<v>[0-9](?:[ -]?[0-9]){3,19})(?![\w])",
+        r"\s{0,8}(?:[:#=]|\bis\b|\bwas\b)?\s{0,8}(?P<v>[0-9](?:[ -]?[0-9]){3,19})(?![\w])",
         check=_min_digits(6),
         in_links=False,
         needles=("account", "acct", "routing", "aba", "sort", "rekening", "kontonummer", "cuenta"),
@@ -546,7 +1016,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "bank",
         4,
-        r"(?P<k>routing|account)\s*(?:[:#=]|\bis\b)?\s*(?P<v>[0-9](?:[ -]?[0-9]){7,19})(?![\w])",
+        r"(?P<k>routing|account)\s{0,8}(?:[:#=]|\bis\b)?\s{0,8}(?P<v>[0-9](?:[ -]?[0-9]){7,19})"
+        r"(?![\w])",
         check=lambda m, text: _aba_ok(m, text) if m.group("k") == "routing" else True,
         in_links=False,
         needles=("account", "routing"),
@@ -554,17 +1025,43 @@ _RULES: tuple[_Rule, ...] = (
         needs_digit=True,
         word_start=True,
     ),
-    # --- card: 13-19 digits, plain or in the usual 4-4-4-4 / 4-6-5 groupings, Luhn-checked
+    # --- id: French NIR before the card rule, so a 15-digit NIR with a valid key stays an id
+    _Rule(
+        "id",
+        3,
+        r"(?<![A-Za-z0-9.,/+:$€£¥=-])[1-478] ?[0-9]{2} ?(?:0[1-9]|1[0-2]|[2-9][0-9]) ?"
+        r"(?:[0-9]{2}|2[ABab]) ?[0-9]{3} ?[0-9]{3} ?[0-9]{2}(?![A-Za-z0-9]|[.,-][0-9])",
+        check=_nir_ok,
+        in_links=False,
+        run=13,
+    ),
+    # --- card: 13-19 digits, plain or grouped 4-4-4-4 / 4-6-5 by one kind of separator
     _Rule(
         "card",
         3,
-        r"(?<![\w.,/+:$€£¥=-])(?:[0-9]{13,19}"
-        r"|[0-9]{4}(?P<s>[ -])[0-9]{4}(?P=s)[0-9]{4}(?P=s)[0-9]{1,4}(?:(?P=s)[0-9]{1,3})?"
-        r"|[0-9]{4}(?P<t>[ -])[0-9]{6}(?P=t)[0-9]{4,5})"
-        r"(?![\w/]|[.,-][0-9])",
+        r"(?<![A-Za-z0-9_.,/+:$€£¥=-])(?:[0-9]{13,19}"
+        rf"|[0-9]{{4}}(?P<s>{_CARD_SEP})[0-9]{{4}}(?P=s)[0-9]{{4}}(?P=s)[0-9]{{1,4}}"
+        r"(?:(?P=s)[0-9]{1,3})?"
+        rf"|[0-9]{{4}}(?P<t>{_CARD_SEP})[0-9]{{6}}(?P=t)[0-9]{{4,5}})"
+        r"(?![A-Za-z0-9_/]|[.,-][0-9])",
         check=_card_ok,
         in_links=False,
         run=13,
+    ),
+    # "card: 4111..." and "visa #4111...": a keyword allows what the bare rule refuses.
+    _Rule(
+        "card",
+        3,
+        r"(?:card|cc|visa|mastercard|amex|discover|kaart|karte|tarjeta|carte)"
+        r"(?:\s{0,4}(?:number|no\.?|nr\.?|#))?\s{0,4}[:#=]\s{0,4}(?P<v>[0-9](?:["
+        r" .\-/_]?[0-9]){12,18})"
+        r"(?![\w])",
+        check=_card_ok,
+        in_links=False,
+        lower=True,
+        needs_digit=True,
+        needles=("card", "cc", "visa", "master", "amex", "discover", "kaart", "karte", "tarjeta"),
+        word_start=True,
     ),
     # --- id: US SSN in its assignable ranges, and numbers introduced by an ID keyword
     _Rule(
@@ -578,41 +1075,95 @@ _RULES: tuple[_Rule, ...] = (
         "id",
         4,
         r"(?:passport|ssn|social\s+security|national\s+(?:id|identity|insurance)"
-        r"|bsn|burgerservicenummer|sofinummer|driver'?s?\s+licen[cs]e|personalausweis"
-        r"|dni|nino|tax\s+id|(?:id|identity)\s+card"
-        r"|(?:id|identity|identification)(?=\s*(?:number|no\b|nr\b|#)))"
-        r"(?:\s*(?:number|num\b\.?|no\b\.?|nr\b\.?|#))?\s*(?:[:#=]|\bis\b|\bwas\b)?\s*"
-        r"(?P<v>[0-9](?:[ -]?[0-9]){3,15}"
-        r"|(?=[a-z]*[0-9])[a-z0-9]{1,20}(?:-[a-z0-9]{1,20}){0,3})(?![\w-])",
+        r"|bsn|burgerservicenummer|sofinummer|sofi|driver'?s?\s+licen[cs]e|personalausweis"
+        r"|dni|nie|nif|nino|ni\s+number|tax\s+id|(?:id|identity)\s+card|steuer-?id"
+        r"|steuer-?identifikationsnummer|steuernummer|idnr|identifikationsnummer|nir|insee"
+        r"|s[eé]curit[eé]\s+sociale|s[eé]cu|codice\s+fiscale|cf|personnummer|pesel"
+        r"|(?:id|identity|identification)(?=\s{0,4}(?:number|no\b|nr\b|#)))"
+        r"(?:\s{0,4}(?:number|num\b\.?|no\b\.?|nr\b\.?|#))?\s{0,4}(?:[:#=]|\bis\b|\bwas\b|\bes\b"
+        r"|\best\b|\bist\b|\bè\b|\bis\b)?\s{0,4}"
+        r"(?P<v>[0-9](?:[ .-]?[0-9]){3,15}"
+        r"|(?=[a-z]{0,20}[0-9])[a-z0-9]{1,20}(?:-[a-z0-9]{1,20}){0,3})(?![\w-])",
         # Six digits at least: "passport 2026 renewal" names a year.
         check=_min_digits(6),
         in_links=False,
         needs_digit=True,
         lower=True,
         needles=(
-            "passport", "ssn", "social", "national", "bsn", "burgerservicenummer", "sofinummer",
-            "licen", "personalausweis", "dni", "nino", "tax", "id number", "id no", "id nr",
-            "id#", "id #", "id card", "identi",
+            "passport", "ssn", "social", "national", "bsn", "burgerservicenummer", "sofi",
+            "licen", "personalausweis", "dni", "nie", "nif", "nino", "ni number", "tax",
+            "id number", "id no", "id nr", "id#", "id #", "id card", "identi", "steuer", "idnr",
+            "nir", "insee", "sociale", "secu", "sécu", "fiscale", "cf", "personnummer", "pesel",
         ),
         word_start=True,
+    ),
+    # UK National Insurance numbers: two letters, three pairs of digits, a letter A-D.
+    _Rule(
+        "id",
+        4,
+        r"(?<![A-Za-z0-9])[A-Za-z]{2} ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-Da-d](?![A-Za-z0-9])",
+        check=_nino_ok,
+        in_links=False,
+        run=6,
+        pad=(4, 4),
+    ),
+    # Dutch BSN written 1234.56.782, German tax id written 12 345 678 901: the shape plus the
+    # check digit is enough without a keyword.
+    _Rule(
+        "id",
+        4,
+        r"(?<![\w.,/+:$€£¥=-])[0-9]{4}\.[0-9]{2}\.[0-9]{3}(?![\w]|[.,-][0-9])",
+        check=_bsn_ok,
+        in_links=False,
+        run=11,
+    ),
+    _Rule(
+        "id",
+        4,
+        r"(?<![\w.,/+:$€£¥=-])[1-9][0-9] [0-9]{3} [0-9]{3} [0-9]{3}(?![\w]|[ .,-][0-9])",
+        check=_steuer_id_ok,
+        in_links=False,
+        run=14,
+    ),
+    # Spanish DNI (8 digits and a check letter) and NIE (X/Y/Z, 7 digits, check letter).
+    _Rule(
+        "id",
+        4,
+        r"(?<![A-Za-z0-9])(?:[0-9]{8}|[XYZxyz][ -]?[0-9]{7}) ?-? ?[A-Za-z](?![A-Za-z0-9])",
+        check=_dni_ok,
+        in_links=False,
+        run=7,
+        pad=(3, 5),
+    ),
+    # Italian codice fiscale: 6 letters, year, month letter, day, place, check letter.
+    _Rule(
+        "id",
+        4,
+        r"(?<![A-Za-z0-9])[A-Za-z]{6}[0-9LMNPQRSTUVlmnpqrstuv]{2}[A-Za-z]"
+        r"[0-9LMNPQRSTUVlmnpqrstuv]{2}[A-Za-z][0-9LMNPQRSTUVlmnpqrstuv]{3}[A-Za-z](?![A-Za-z0-9])",
+        check=_codice_fiscale_ok,
+        in_links=False,
+        needs_digit=True,
+        token=16,
     ),
     # --- phone
     _Rule(
         "phone",
         5,
-        r"(?<![\w+/=])\+[0-9]{1,3}(?:[ .-]?(?:\([0-9]{1,4}\)|[0-9]{1,5})){1,6}"
+        r"(?<![\w+/=])(?:\(\+[0-9]{1,3}\)|\+[0-9]{1,3})(?:[ .-]?(?:\([0-9]{1,4}\)|[0-9]{1,5})){1,6}"
         r"(?![\w]|[.,-][0-9])",
         check=_digit_count(8, 15),
         in_links=False,
         needles=("+",),
         run=6,
     ),
-    # The same with the 00 exit prefix, which needs a separator to stand apart from plain ids.
+    # The same with the 00 exit prefix, which needs a separator to stand apart from plain ids
+    # (or a full international length without one: 0031612345678).
     _Rule(
         "phone",
         5,
-        r"(?<![\w+/=.:-])(?<![0-9] )00[1-9][0-9]{0,2}[ .-](?:\([0-9]{1,4}\)|[0-9]{1,5})"
-        r"(?:[ .-]?(?:\([0-9]{1,4}\)|[0-9]{1,5})){0,5}"
+        r"(?<![\w+/=.:-])(?<![0-9] )(?:00[1-9][0-9]{0,2}[ .-](?:\([0-9]{1,4}\)|[0-9]{1,5})"
+        r"(?:[ .-]?(?:\([0-9]{1,4}\)|[0-9]{1,5})){0,5}|00[1-9][0-9]{9,12})"
         r"(?![\w]|[.,-][0-9])",
         check=_digit_count(10, 17),
         in_links=False,
@@ -621,18 +1172,18 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "phone",
         5,
-        r"(?<![\w.+/=-])(?:1[ .-])?(?:\([0-9]{3}\) ?|[0-9]{3}[ .-])[0-9]{3}[ .-][0-9]{4}"
+        r"(?<![\w.+/=-])(?:1[ .-])?(?:\([0-9]{3}\)[ .-]?|[0-9]{3}[ .-])[0-9]{3}[ .-][0-9]{4}"
         r"(?![\w]|[.,-][0-9])",
         in_links=False,
         run=11,
     ),
     # National numbers with a trunk 0 and separators: 06-12345678, 020 7946 0958, 030 1234567,
-    # 01 23 45 67 89.
+    # 01 23 45 67 89, 030/1234567.
     _Rule(
         "phone",
         5,
         # Not part of a longer row of numbers: "04 11 23 35 42 49" is a lottery draw.
-        r"(?<![\w.+/=:-])(?<![0-9] )0[0-9]{1,4}(?:[ .-][0-9]{2,8}){1,4}(?![\w]|[ .,:/-][0-9])",
+        r"(?<![\w.+/=:-])(?<![0-9] )0[0-9]{1,4}(?:[ ./-][0-9]{2,8}){1,4}(?![\w]|[ .,:/-][0-9])",
         check=_digit_count(10, 11),
         in_links=False,
         run=11,
@@ -641,8 +1192,8 @@ _RULES: tuple[_Rule, ...] = (
         "phone",
         5,
         r"(?:phone|tel|telephone|mobile|cell|whatsapp|telefoon|mobiel|telefon)"
-        r"(?:\s*(?:number|no\.?|nr\.?|#))?\s*(?:[:=]|\bis\b|\bat\b)?\s*"
-        r"(?P<v>\+?[0-9](?:[ .()-]?[0-9]){6,14})(?![\w])",
+        r"(?:\s{0,4}(?:number|no\.?|nr\.?|#))?\.?\s{0,4}(?:[:=]|\bis\b|\bat\b)?\s{0,4}"
+        r"(?P<v>\+?[0-9](?:(?: ?[.()/-] ?| )?[0-9]){6,14})(?![\w])",
         check=_digit_count(7, 15),
         in_links=False,
         lower=True,
@@ -654,19 +1205,41 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "address",
         6,
-        r"(?<![\w.,/:$€£-])(?P<n>[0-9]{1,5})[A-Za-z]?(?:-[0-9]{1,5})?,?\s+"
-        rf"(?:(?:{_NAME}|[0-9]{{1,3}}(?:st|nd|rd|th))\s+){{1,4}}"
+        r"(?<![\w.,/:$€£-])(?P<n>[0-9]{1,5})[A-Za-z]?(?:-[0-9]{1,5})?,?\s{1,4}"
+        rf"(?:(?:{_NAME}|[0-9]{{1,3}}(?:st|nd|rd|th))\s{{1,4}}){{1,4}}"
         rf"(?:{_STREET_SUFFIX})\b\.?(?:\s+(?:N|S|E|W|NE|NW|SE|SW)\b)?",
         check=_address_ok,
         in_links=False,
         needs_digit=True,
         gate=rf"(?:{_STREET_SUFFIX})\b",
     ),
+    # "1585 Broadway": the one street famous enough to need no suffix.
     _Rule(
         "address",
         6,
-        rf"(?<![\w-])(?:{_NAME}\s+)?[A-ZÀ-ÖØ-Þ][\w'’-]*(?:{_GLUED_SUFFIX})"
-        r"\s*[0-9]{1,5}(?:\s?[a-zA-Z](?![\w]))?(?:-[0-9]{1,4})?(?![\w])",
+        r"(?<![\w.,/:$€£-])(?P<n>[0-9]{1,5}) Broadway\b",
+        check=_address_ok,
+        in_links=False,
+        needles=("broadway",),
+        needs_digit=True,
+    ),
+    # All lower case, when the text says it is where someone is.
+    _Rule(
+        "address",
+        6,
+        r"(?<![\w.,/:$€£-])(?P<n>[0-9]{1,5})[a-z]?(?:-[0-9]{1,5})?,? "
+        rf"(?P<names>(?:[a-z][a-z'’-]{{1,20}} ){{1,3}})(?:{_LOWER_SUFFIX})\b\.?",
+        check=_lower_address_ok,
+        in_links=False,
+        lower=True,
+        needs_digit=True,
+        gate=rf"(?:{_LOWER_SUFFIX})\b",
+    ),
+    _Rule(
+        "address",
+        6,
+        rf"(?<![\w-])(?:{_NAME}\s{{1,4}})?[A-ZÀ-ÖØ-Þ][\w'’-]{{0,40}}(?:{_GLUED_SUFFIX})"
+        r"\s{0,4}[0-9]{1,5}(?:\s?[a-zA-Z](?![\w]))?(?:-[0-9]{1,4})?(?![\w])",
         in_links=False,
         needles=_GLUED_NEEDLES,
         needs_digit=True,
@@ -674,37 +1247,44 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "address",
         6,
-        rf"(?<![\w-]){_NAME}\s+(?:Straße|Strasse|Str\.|Weg|Allee|Gasse)"
-        r"\s+[0-9]{1,5}[a-z]?(?![\w])",
+        rf"(?<![\w-]){_NAME}\s{{1,4}}(?:Straße|Strasse|Str\.|Weg|Allee|Gasse|út|utca|körút|tér)"
+        r"\s{1,4}[0-9]{1,5}[a-z]?(?![\w])",
         in_links=False,
-        needles=_GLUED_NEEDLES,
+        needles=(*_GLUED_NEEDLES, "út", "utca", "tér"),
         needs_digit=True,
     ),
     _Rule(
         "address",
         6,
-        r"(?<![\w-])(?:Calle|Avenida|Avda\.|Paseo|Rua|Rúa|Viale|Piazza|Carrer)\s+"
-        r"(?:(?:de|del|la|los|las|do|da|dos|das|di|della)\s+)*[A-ZÀ-ÖØ-Þ][\w'’-]*"
-        r"(?:\s+[A-ZÀ-ÖØ-Þ][\w'’-]*)?,?\s+(?:n[º°o]\.?\s*)?[0-9]{1,4}(?![\w])",
+        r"(?<![\w-])(?:Calle|Avenida|Avda\.|Av\.|Paseo|Rua|Rúa|Via|Viale|Piazza|Corso|Largo"
+        r"|Vicolo|Strada|Carrer|ul\.|ulica|al\.|aleja|pl\.|plac)\s{1,4}"
+        r"(?:(?:de|del|la|los|las|do|da|dos|das|di"
+        r"|della)\s{1,4}){0,3}[A-ZÀ-ÖØ-ÞŁŚŻŹĆŃÓ][\w'’-]{0,40}"
+        r"(?:\s{1,4}[A-ZÀ-ÖØ-ÞŁŚŻŹĆŃÓ][\w'’-]{0,40})?,?\s{1,4}(?:n[º°o]\.?\s{0,4})?[0-9]{1,5}(?![\w])",
+        check=_not_a_count,
         in_links=False,
-        needles=("calle", "avenida", "avda.", "paseo", "rua", "rúa", "viale", "piazza", "carrer"),
+        needles=(
+            "calle", "avenida", "avda.", "av.", "paseo", "rua", "rúa", "via", "viale", "piazza",
+            "corso", "largo", "vicolo", "strada", "carrer", "ul.", "ulica", "al.", "aleja", "pl.",
+            "plac",
+        ),
         needs_digit=True,
     ),
     _Rule(
         "address",
         6,
-        r"(?<![\w.,/:-])[0-9]{1,4}(?:\s?(?:bis|ter))?,?\s+"
-        r"(?:rue|avenue|boulevard|bd|chemin|allée|impasse|quai)\s+"
-        r"(?:(?:de|du|des|la|le|l'|d')\s*)*[A-ZÀ-ÖØ-Þ][\w'’-]*",
+        r"(?<![\w.,/:-])[0-9]{1,4}(?:\s?(?:bis|ter))?,?\s{1,4}"
+        r"(?i:rue|avenue|boulevard|bd|chemin|allée|impasse|quai|place)\s{1,4}"
+        r"(?:(?i:de|du|des|la|le|l'|d')\s{0,4}){0,3}[A-ZÀ-ÖØ-Þ][\w'’-]{0,40}",
         in_links=False,
-        needles=("rue", "avenue", "boulevard", "bd", "chemin", "allée", "impasse", "quai"),
+        needles=("rue", "avenue", "boulevard", "bd", "chemin", "allée", "impasse", "quai", "place"),
         needs_digit=True,
     ),
     _Rule(
         "address",
         6,
         r"(?:p\.?\s?o\.?\s?box|post\s+office\s+box|postbus|postfach)"
-        r"\s*#?\s*[0-9]{1,6}(?![\w])",
+        r"\s{0,4}#?\s{0,4}[0-9]{1,6}(?![\w])",
         in_links=False,
         needles=("box", "postbus", "postfach"),
         lower=True,
@@ -712,6 +1292,7 @@ _RULES: tuple[_Rule, ...] = (
         word_start=True,
     ),
 )
+
 
 def _any_in(needles: tuple[str, ...], haystack: str) -> bool:
     # A plain loop: any() over a generator costs more than the substring tests themselves.
@@ -741,21 +1322,48 @@ def _links(text: str, lowered: str) -> _Spans:
 
 _EMAIL_RANK = 2
 # Anchored on '@' so the engine jumps straight to it; the local part is walked back by hand.
-_EMAIL_DOMAIN = re.compile(r"@(?:[\w-]+\.)+(?P<tld>[A-Za-z]{2,})(?![\w-])")
+_EMAIL_DOMAIN = re.compile(r"@(?:[\w-]{1,63}\.)+(?P<tld>[A-Za-z]{2,24})(?![\w-])")
 _LOCAL_PUNCT = frozenset(".%+-_")
 
 
 def _emails(text: str) -> Iterator[tuple[int, int]]:
+    floor = 0
     for m in _EMAIL_DOMAIN.finditer(text):
         if m.group("tld").lower() in _FILE_EXTENSIONS:
             continue  # icon@2x.png
         start = m.start()
-        while start and (text[start - 1].isalnum() or text[start - 1] in _LOCAL_PUNCT):
+        # Never walk back past the previous address: each character is walked at most once.
+        while start > floor and (text[start - 1].isalnum() or text[start - 1] in _LOCAL_PUNCT):
             start -= 1
+        floor = m.end()
         # Nothing before '@' is a handle; '@user@instance.social' is a public fediverse handle.
         if start == m.start() or (start and text[start - 1] == "@"):
             continue
         yield start, m.end()
+
+
+# Base64 that wraps a secret: decoded (in bounded spans) and scrubbed on its own.
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}+={0,2}")
+_BASE64_SPAN = 4096
+_URLSAFE = str.maketrans("-_", "+/")
+
+
+def _wrapped_secrets(text: str, depth: int) -> Iterator[tuple[int, int]]:
+    for m in _BASE64_RUN.finditer(text):
+        run = m.group(0)
+        body = run.rstrip("=")
+        if len(body) > _BASE64_SPAN or (body.isalpha() and (body.islower() or body.isupper())):
+            continue
+        body = body.translate(_URLSAFE)
+        body += "=" * (-len(body) % 4)
+        try:
+            decoded = binascii.a2b_base64(body).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            continue
+        if not decoded.isprintable() or len(decoded) < 12:
+            continue
+        if any(hit.kind in ("token", "password") for hit in _find(decoded, depth + 1)):
+            yield m.span()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -770,10 +1378,6 @@ class _Hit:
     rank: int
 
 
-def _overlaps(start: int, end: int, spans: _Spans) -> bool:
-    return any(start < e and s < end for s, e in spans)
-
-
 def _lower(text: str) -> str:
     lowered = text.lower()
     if len(lowered) == len(text):
@@ -782,54 +1386,126 @@ def _lower(text: str) -> str:
     return "".join(ch if ch == "\u0130" else ch.lower() for ch in text)
 
 
-def _find(text: str) -> list[_Hit]:
+class _Map:
+    """Which characters are taken: one byte per character, so asking about a span costs its
+    length, never the number of spans seen so far."""
+
+    __slots__ = ("bits",)
+
+    def __init__(self, size: int) -> None:
+        self.bits = bytearray(size)
+
+    def hits(self, start: int, end: int) -> bool:
+        return self.bits.find(1, start, end) != -1
+
+    def take(self, start: int, end: int) -> None:
+        self.bits[start:end] = b"\x01" * (end - start)
+
+
+def _find(text: str, depth: int = 0) -> list[_Hit]:
+    """Findings in `text`, mapped back from the normalized view."""
+    view, index = _view(text)
+    hits = _find_in(view, depth)
+    if index is None:
+        return hits
+    return [_Hit(index[h.start], index[h.end - 1] + 1, h.kind, h.rank) for h in hits]
+
+
+def _find_in(text: str, depth: int) -> list[_Hit]:
+    size = len(text)
     lowered = _lower(text)
-    markers = [m.span() for m in _MARKER.finditer(text)] if "[redacted:" in text else []
-    # Spans the structured-number rules keep out of: links, and invalid IBANs.
-    shielded = _links(text, lowered) if ("://" in text or "www." in lowered) else []
+    # Markers already in the text, and the spans the structured-number rules keep out of
+    # (links, and invalid IBANs).
+    marked = _Map(size)
+    if "[redacted:" in text:
+        for m in _MARKER.finditer(text):
+            marked.take(*m.span())
+    shielded = _Map(size)
+    if "://" in text or "www." in lowered:
+        for start, end in _links(text, lowered):
+            shielded.take(start, end)
     has_digit = _DIGIT.search(text) is not None
     runs = [m.span() for m in _RUN.finditer(text)] if has_digit else []
+    tokens = [m.span() for m in _LONG_TOKEN.finditer(text)] if has_digit else []
     hits: list[_Hit] = []
     seen: dict[int, bool] = {}
     if "@" in text:
         for start, end in _emails(text):
-            if not _overlaps(start, end, markers):
+            if not marked.hits(start, end):
                 hits.append(_Hit(start, end, "email", _EMAIL_RANK))
+    if depth == 0:
+        for start, end in _wrapped_secrets(text, depth):
+            if not marked.hits(start, end):
+                hits.append(_Hit(start, end, "token", 0))
     for rule in _RULES:
         if not rule.wanted(text, lowered, has_digit, seen):
             continue
-        for m in rule.matches(text, lowered, runs):
+        for m in rule.matches(text, lowered, runs, tokens):
             start, end = _span(m)
-            if start == end or _overlaps(start, end, markers):
+            if start == end or marked.hits(start, end):
                 continue
-            if not rule.in_links and _overlaps(start, end, shielded):
+            if not rule.in_links and shielded.hits(start, end):
                 continue
-            if rule.accepts(m, text):
-                hits.append(_Hit(start, end, rule.kind, rule.rank))
-            elif rule.shield:
-                shielded.append((start, end))
+            found = rule.span(m, text)
+            if found is not None and found[0] < found[1] and not marked.hits(*found):
+                hits.append(_Hit(found[0], found[1], rule.kind, rule.rank))
+            elif found is None and rule.shield:
+                shielded.take(start, end)
     if len(hits) < 2:
         return hits
     # Best rank first, then earliest, then longest; keep what does not collide.
     hits.sort(key=lambda h: (h.rank, h.start, h.start - h.end))
     kept: list[_Hit] = []
-    taken: _Spans = []
+    taken = _Map(size)
     for hit in hits:
-        if not _overlaps(hit.start, hit.end, taken):
+        if not taken.hits(hit.start, hit.end):
             kept.append(hit)
-            taken.append((hit.start, hit.end))
+            taken.take(hit.start, hit.end)
     return kept
 
 
-def _apply(text: str, hits: list[_Hit]) -> str:
+def _apply(text: str, hits: list[_Hit]) -> tuple[str, _Spans]:
+    """The text with markers in place of the hits, and where the markers now are."""
     parts: list[str] = []
+    spans: _Spans = []
     pos = 0
+    size = 0
     for hit in sorted(hits, key=lambda h: h.start):
-        parts.append(text[pos : hit.start])
-        parts.append(f"[redacted:{hit.kind}]")
+        before = text[pos : hit.start]
+        marker = f"[redacted:{hit.kind}]"
+        parts.append(before)
+        parts.append(marker)
+        size += len(before)
+        spans.append((size, size + len(marker)))
+        size += len(marker)
         pos = hit.end
     parts.append(text[pos:])
-    return "".join(parts)
+    return "".join(parts), spans
+
+
+# After the first pass, a new finding can only appear where a marker went in (a marker shortens
+# or ends what was around it). Long texts are rescanned in windows around the markers; a
+# finding is kept when it starts in the middle half of a window, away from its cut edges.
+_RESCAN = 2048
+
+
+def _find_near(text: str, changed: _Spans) -> list[_Hit]:
+    hits: list[_Hit] = []
+    size = len(text)
+    windows: _Spans = []
+    for start, end in changed:
+        lo, hi = max(0, start - _RESCAN), min(size, end + _RESCAN)
+        if windows and lo <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], max(windows[-1][1], hi))
+        else:
+            windows.append((lo, hi))
+    for lo, hi in windows:
+        core_lo = lo + _RESCAN // 2 if lo else 0
+        core_hi = hi - _RESCAN // 2 if hi < size else size
+        for hit in _find(text[lo:hi]):
+            if core_lo <= lo + hit.start < core_hi:
+                hits.append(_Hit(lo + hit.start, lo + hit.end, hit.kind, hit.rank))
+    return hits
 
 
 def scrub(text: str) -> Scrubbed:
@@ -840,9 +1516,9 @@ def scrub(text: str) -> Scrubbed:
     nothing always ends, and what it returns is a fixed point.
     """
     kinds: set[str] = set()
-    while True:
-        hits = _find(text)
-        if not hits:
-            return Scrubbed(text, tuple(sorted(kinds)))
+    hits = _find(text)
+    while hits:
         kinds.update(hit.kind for hit in hits)
-        text = _apply(text, hits)
+        text, changed = _apply(text, hits)
+        hits = _find(text) if len(text) <= 4 * _RESCAN else _find_near(text, changed)
+    return Scrubbed(text, tuple(sorted(kinds)))

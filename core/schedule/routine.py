@@ -21,7 +21,7 @@ from tactful.core.errors import BadInput
 from tactful.core.schedule.events import EventLog
 
 if TYPE_CHECKING:
-    from tactful.core.cli.context import Context
+    from tactful.core.app import App
     from tactful.core.plugins import Host
 
 DEFAULT_SYNC = "nightly-sync"
@@ -41,7 +41,7 @@ class Result:
 class Run:
     name: str
     config: RoutineConfig
-    context: Context
+    context: App  # the application: config, home, people, the gate (core/app.py)
     host: Host
     dry_run: bool
     log: EventLog
@@ -87,7 +87,7 @@ def find(name: str, config: Config, host: Host) -> tuple[RoutineConfig, Routine]
     return settings, registered[settings.kind][1]
 
 
-def run_one(name: str, context: Context, host: Host, *, dry_run: bool, log: EventLog,
+def run_one(name: str, context: App, host: Host, *, dry_run: bool, log: EventLog,
             stop: threading.Event | None = None, preview: bool = False,
             only: tuple[str, ...] = ()) -> Result:
     settings, routine = find(name, context.config, host)

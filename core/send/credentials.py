@@ -17,9 +17,9 @@ DEFAULT_ACCOUNT = "default"
 
 _NO_BACKEND = (
     "no usable keyring backend on this machine ({detail}); configure one: a desktop Secret "
-    "Service (GNOME Keyring, KWallet), or for a headless server install `keyrings.cryptfile` "
-    "and set PYTHON_KEYRING_BACKEND=keyrings.cryptfile.cryptfile.CryptFileKeyring "
-    "(see docs/credentials.md)"
+    "Service (GNOME Keyring, KWallet), or on a server tactful's encrypted file: set "
+    "TACTFUL_KEYRING_KEY_FILE to a file holding its key (or a systemd credential "
+    "tactful-keyring-key) — see docs/credentials.md"
 )
 
 

@@ -270,3 +270,23 @@ def already(state: str, started: str, url: str | None) -> Refused:
 
 def exists(home: Path) -> bool:
     return (home / FILE).exists()
+
+
+def erase_person(root: Path, platform: str, handle: str, person_id: str | None = None) -> int:
+    """`tactful forget`'s part in the ledger: the text and names of every send to or mentioning
+    them go; the keys (hashes that name no one) stay, so forgetting never re-opens a reply that
+    went out. Nothing to do in a home that never sent."""
+    if not exists(root):
+        return 0
+    ledger = Ledger(root)
+    try:
+        return ledger.forget(platform, handle)
+    finally:
+        ledger.close()
+
+
+def register_for_forget() -> None:
+    """Register the ledger with memory's forget (the application does this when it forgets)."""
+    from tactful.core.memory import forgetting
+
+    forgetting.register_store("ledger rows blanked", erase_person)

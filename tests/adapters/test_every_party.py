@@ -68,11 +68,8 @@ class World:
 
 
 @pytest.fixture
-def world(request: pytest.FixtureRequest, tmp_path: Path, keyring_log: Path, cli,  # type: ignore[no-untyped-def]
-          monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
-    from tactful.core import plugins
-
-    monkeypatch.setattr(plugins, "_host", None)
+def world(request: pytest.FixtureRequest, tmp_path: Path, keyring_log: Path,  # type: ignore[no-untyped-def]
+          cli) -> Iterator[World]:
     platform: Platform = request.param
     with platform.make() as emulator:
         for field, value in platform.fields(emulator).items():

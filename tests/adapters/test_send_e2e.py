@@ -56,11 +56,7 @@ class Setup:
 
 
 @pytest.fixture(params=PLATFORMS, ids=[p.name for p in PLATFORMS])
-def setup(request: pytest.FixtureRequest, tmp_path: Path, keyring_log: Path,
-          monkeypatch: pytest.MonkeyPatch) -> Iterator[Setup]:
-    from tactful.core import plugins
-
-    monkeypatch.setattr(plugins, "_host", None)
+def setup(request: pytest.FixtureRequest, tmp_path: Path, keyring_log: Path) -> Iterator[Setup]:
     platform: Platform = request.param
     with platform.make() as emulator:
         account = emulator.persona

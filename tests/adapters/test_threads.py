@@ -338,14 +338,16 @@ def test_a_failed_permalink_read_after_publishing_leaves_the_post_standing(
     assert (sent.id, sent.url) == (posted["id"], None)
 
 
-def test_any_refusal_surfaces_as_a_tactful_error(session: Session,
-                                                 emulator: ThreadsEmulator) -> None:
+def test_any_refusal_surfaces_as_a_tactful_error_a_400_is_bad_input_on_every_platform(
+        session: Session, emulator: ThreadsEmulator) -> None:
+    # A plain 400 used to be Forbidden (exit 5) on Threads only; the one mapping
+    # (core/send/answers.py) makes it BadInput (exit 2) as on X, Bluesky and Telegram.
     emulator.fail_next(200, b"not json")
     with pytest.raises(PlatformDown, match="not a JSON object"):
         session.resolve("someone")
     emulator.fail_next(400, {"error": {"message": "Invalid parameter", "code": 100}},
                        match=lambda r: r.query.get("fields", "").startswith("status"))
-    with pytest.raises(Forbidden, match="Invalid parameter"):
+    with pytest.raises(BadInput, match="Invalid parameter"):
         session.send("hello", reply_to=None, to=None, mentions={})
     assert emulator.sent() == []
 

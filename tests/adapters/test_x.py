@@ -12,7 +12,7 @@ import pytest
 
 from tactful.adapters.x.adapter import XAdapter
 from tactful.adapters.x.emulator import XEmulator
-from tactful.adapters.x.session import XSession, retry_after
+from tactful.adapters.x.session import XSession
 from tactful.core.errors import BadInput, MissingCredential
 from tactful.core.send.adapter import (
     AdapterSettings,
@@ -171,16 +171,6 @@ def test_429_is_rate_limited_with_the_retry_time_and_no_retry(
     assert caught.value.retry_after is not None and 110 <= caught.value.retry_after <= 121
     assert "retry in" in str(caught.value)
     assert len(x.writes()) == 1 and x.sent() == []  # refused once, never tried again
-
-
-def test_the_daily_allowance_wins_over_the_window() -> None:
-    now = 1_000_000.0
-    headers = {"x-rate-limit-reset": str(int(now) + 60), "x-rate-limit-remaining": "99",
-               "x-user-limit-24hour-reset": str(int(now) + 7200),
-               "x-user-limit-24hour-remaining": "0"}
-    assert retry_after(headers, now) == 7200
-    assert retry_after({"retry-after": "30"}, now) == 30
-    assert retry_after({}, now) is None
 
 
 def test_401_is_unauthorized_naming_the_credential(x: XEmulator) -> None:

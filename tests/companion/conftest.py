@@ -1,4 +1,5 @@
-"""What the gateway tests share: a fake clock, a scripted responder, and a gateway on the real
+"""What the gateway tests share: a fake clock, scripted responders (one that answers from a list,
+one that waits at a gate the test opens, one that fails on a word), and a gateway on the real
 aiogram against the Telegram emulator (`world`)."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ import asyncio
 import contextlib
 import io
 import random
+import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -24,6 +26,7 @@ from tactful.core.schedule.events import EventLog
 from tactful.core.send.gate import Gate
 
 UNIQUE = "zxqvplonkerwug"  # a word only the user ever says
+NOTES_REPLY = "=== MEMORY ===\nLikes tea.\n=== STYLE ===\nShort.\n=== END ==="  # a memory pass
 
 
 class Clock:
@@ -52,6 +55,52 @@ class Scripted:
         return reply() if callable(reply) else reply
 
 
+class Gated:
+    """A responder that waits at a gate (in its worker thread) until the test opens it; the
+    gate opens by itself after 10 s so no thread outlives the test. Prompts for which `gate_if`
+    is false are answered at once by `other`."""
+
+    def __init__(self, reply: str = "Here is my answer.",
+                 gate_if: Callable[[Prompt], bool] = lambda p: True,
+                 other: Callable[[Prompt], str] = lambda p: "ok") -> None:
+        self.reply, self.gate_if, self.other = reply, gate_if, other
+        self.entered = threading.Event()
+        self.opened = threading.Event()
+        self.prompts: list[Prompt] = []
+
+    def draft(self, prompt: Prompt) -> str:
+        self.prompts.append(prompt)
+        if not self.gate_if(prompt):
+            return self.other(prompt)
+        self.entered.set()
+        self.opened.wait(10)
+        return self.reply
+
+
+class Picky:
+    """A responder that raises an error other than DraftFailed (a plugin's bug) for prompts
+    holding `bad`, and otherwise writes notes (NOTES_REPLY) or a summary."""
+
+    def __init__(self, bad: str) -> None:
+        self.bad = bad
+
+    def draft(self, prompt: Prompt) -> str:
+        if self.bad in prompt.user:
+            raise RuntimeError("plugin bug")
+        if prompt.system.startswith("You keep two short notes"):
+            return NOTES_REPLY
+        return "Rewrote two notes."
+
+
+async def until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
+    """Wait (without blocking the loop) until `condition()` holds; fail after `seconds`."""
+    for _ in range(int(seconds / 0.01)):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("condition never became true")
+
+
 @dataclass
 class World:
     emulator: TelegramEmulator
@@ -72,6 +121,20 @@ class World:
 
     def texts(self) -> list[str]:
         return [m["text"] for m in self.emulator.sent()]
+
+    def chat_id(self, who: str) -> int:
+        """The private chat with `who` (who is added to the emulator if new)."""
+        return int(self.emulator.add_user(who))
+
+    def texts_to(self, who: str) -> list[str]:
+        return [m["text"] for m in self.emulator.sent() if m["chat_id"] == str(self.chat_id(who))]
+
+    def crash_in_join_pause(self) -> None:
+        """The process dies in the join pause: the timers never fire, the buffers are gone."""
+        for buffer in self.gateway._buffers.values():
+            if buffer.timer is not None:
+                buffer.timer.cancel()
+        self.gateway._buffers.clear()
 
     async def say(self, who: str, text: str, **extra: Any) -> Incoming:
         message = self.incoming(who, text, **extra)

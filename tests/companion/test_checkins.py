@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -9,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from tactful.core.companion import phrases
 from tactful.core.companion.checkins import (
     BACKOFF_QUIET,
     DAY2_AFTER,
@@ -22,6 +24,9 @@ from tactful.core.companion.checkins import (
     hours_ok,
     parse_quiet_hours,
 )
+from tactful.core.responders.base import DraftFailed
+
+from .conftest import Gated, World, until
 
 AMSTERDAM = ZoneInfo("Europe/Amsterdam")
 LOS_ANGELES = ZoneInfo("America/Los_Angeles")
@@ -216,3 +221,33 @@ def test_naive_times_are_refused() -> None:
         check(state(), datetime(2026, 6, 5, 12, 0))
     with pytest.raises(ValueError, match="aware"):
         check(state(started_at=datetime(2026, 6, 1, 12, 0)), START + 3 * DAY)
+
+
+# ---- in the gateway ----------------------------------------------------------------------------
+
+async def test_a_check_in_whose_draft_fails_sends_nothing(world: World) -> None:
+    # The user wrote nothing: an apology would be unprompted, and it would come every tick.
+    await world.say("chk_a", "hi, nice to meet you")
+    before = len(world.texts())
+    world.responder.replies = [DraftFailed("test", "down")]
+    world.clock.now = datetime(2026, 12, 3, 14, 0, tzinfo=UTC)  # day 3, 15:00 in Amsterdam
+    for _ in range(3):  # three timer ticks
+        await asyncio.wait_for(world.gateway.check_in(), timeout=20)
+        world.clock.advance(seconds=15)
+    assert world.texts()[before:] == []
+
+
+async def test_pause_during_a_check_in_round_stops_that_users_check_in(world: World) -> None:
+    await world.say("pau_a", "hi, nice to meet you")
+    await world.say("pau_b", "hello from me too")
+    gate = Gated(reply="How did the week start?")
+    world.gateway.responder = gate
+    world.clock.now = datetime(2026, 12, 3, 14, 0, tzinfo=UTC)  # both are due a day-2 check-in
+    round_ = asyncio.create_task(world.gateway.check_in())
+    try:
+        await until(gate.entered.is_set, 5)  # the round drafts pau_a's check-in
+        await world.gateway.on_message(world.incoming("pau_b", "/pause"))
+    finally:
+        gate.opened.set()
+    await asyncio.wait_for(round_, timeout=20)
+    assert world.texts_to("pau_b")[-1] in phrases.variants("paused", "en")  # nothing after it

@@ -128,3 +128,28 @@ async def test_a_user_flagged_in_the_middle_of_a_paced_reply_gets_no_further_par
         finally:
             await gateway.channel.bot.session.close()  # type: ignore[attr-defined]
             gateway.close()
+
+
+async def test_a_user_flagged_by_username_gets_no_check_in(world: World, cli) -> None:  # type: ignore[no-untyped-def]
+    # Operators know handles, not ids: the username must be checked at every turn, not only
+    # when a message arrives.
+    await world.say("dne_a", "hi, nice to meet you", handle="dne_a")
+    before = len(world.texts())
+    assert cli("--home", str(world.home), "dne", "telegram", "dne_a", "on").code == 0
+    world.clock.now = datetime(2026, 12, 3, 14, 0, tzinfo=UTC)  # a day-2 check-in is due
+    assert await asyncio.wait_for(world.gateway.check_in(), timeout=20) == 0
+    assert world.texts()[before:] == []
+
+
+async def test_a_held_message_of_a_user_flagged_by_username_is_not_answered(
+        world: World, cli) -> None:  # type: ignore[no-untyped-def]
+    for n in range(3):
+        await world.say("dne_b", f"message {n}", handle="dne_b")
+        world.clock.advance(seconds=30)
+    await world.say("dne_b", "one more", handle="dne_b")  # over the window: held
+    assert world.gateway.store.pending(world.chat_id("dne_b"))
+    before = len(world.texts())
+    assert cli("--home", str(world.home), "dne", "telegram", "dne_b", "on").code == 0
+    world.clock.advance(minutes=11)
+    assert await asyncio.wait_for(world.gateway.release_pending(), timeout=20) == 0
+    assert world.texts()[before:] == []

@@ -1,10 +1,13 @@
 """The companion's gateway with the real aiogram against the Telegram emulator: a turn, a burst,
-pacing, limits, failures, a restart mid-turn, forgetting, check-ins, and logs without text."""
+pacing, limits, failures, a restart mid-turn, forgetting, check-ins, /timezone, a message
+delivered twice, drafts that hang, and logs without text."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
+import os
 import random
 import threading
 import time
@@ -17,13 +20,13 @@ import pytest
 from tactful.adapters.telegram.companion import Companion
 from tactful.adapters.telegram.emulator import TelegramEmulator
 from tactful.core.companion import pacing, phrases
-from tactful.core.companion.gateway import Incoming
+from tactful.core.companion.gateway import Incoming, _time_zone
 from tactful.core.companion.session import Session
 from tactful.core.config.values import CompanionConfig
-from tactful.core.responders.base import DraftFailed
+from tactful.core.responders.base import DraftFailed, Prompt
 from tactful.core.send.gate import Ticket
 
-from .conftest import UNIQUE, Clock, Scripted, World, found, make_gateway
+from .conftest import UNIQUE, Clock, Scripted, World, found, make_gateway, until
 
 
 async def test_a_turn_answers_paces_and_remembers_the_talk(world: World) -> None:
@@ -393,3 +396,158 @@ async def test_timezone_sets_the_clock_the_daily_cap_counts_in(world: World) -> 
     assert "America/Los_Angeles" in world.texts()[-1] and "Zeitzone" in world.texts()[-1]
     await world.say("sam_s", "/timezone Europe/Berlin")  # the same day: once a day
     assert world.gateway.store.user(chat).timezone == "America/Los_Angeles"  # type: ignore[union-attr]
+
+
+async def test_changing_the_time_zone_does_not_reset_the_daily_cap(world: World) -> None:
+    # A zone whose midnight just passed would start a fresh "day" for the cap.
+    gateway = world.gateway
+    gateway.config = CompanionConfig(window_messages=100, window_minutes=10, daily_cap=3)
+    world.clock.now = datetime(2026, 11, 30, 11, 50, tzinfo=UTC)  # 12:50 in Amsterdam
+    for n in range(3):
+        await world.say("cap_a", f"message {n}")
+        world.clock.advance(minutes=1)
+    world.clock.now = datetime(2026, 11, 30, 12, 1, tzinfo=UTC)
+    await world.say("cap_a", "/timezone Asia/Kamchatka")  # UTC+12: "tomorrow" began at 12:00
+    over = await world.say("cap_a", "message over the cap")
+    assert world.gateway.store.pending(over.chat_id, kind="held"), \
+        "the fourth message of the day was answered: the cap was reset by a zone change"
+
+
+def test_timezone_refuses_the_hosts_localtime() -> None:
+    # `localtime` and `Factory` are the server's own zone, not one the user can name.
+    assert _time_zone("localtime") is None
+    assert _time_zone("Factory") is None
+    assert phrases.pick("timezone_unknown", "en", random.Random(1))
+
+
+# ---- one message, one answer ----------------------------------------------------------------
+
+def _message_part(prompt: Prompt) -> str:
+    return prompt.user.split("<message>", 1)[1].split("</message>", 1)[0] \
+        if "<message>" in prompt.user else ""
+
+
+async def test_a_redelivered_answered_message_is_not_answered_again(world: World) -> None:
+    # Joined with a new message, it must not ride along under the new message's ledger key.
+    first = await world.say("dup_a", f"my {UNIQUE} question")
+    assert len(world.responder.prompts) == 1
+    world.clock.advance(minutes=1)
+    await world.gateway.on_message(first)  # Telegram delivers it again after a restart ...
+    await world.gateway.on_message(world.incoming("dup_a", "and a new thing"))  # ... + a new one
+    await asyncio.wait_for(world.gateway.drain(), timeout=20)
+    assert UNIQUE not in _message_part(world.responder.prompts[-1])
+
+
+async def test_a_tick_during_a_failing_turn_apologizes_once_for_one_message(
+        world: World) -> None:
+    gateway = world.gateway
+    gate = threading.Event()
+
+    def hangs_then_fails() -> str:
+        gate.wait(10)
+        raise RuntimeError("model down")
+
+    world.responder.replies = [hangs_then_fails]
+    message = world.incoming("twice_a", "are you there?")
+    await gateway.on_message(message)
+    await until(lambda: len(world.responder.prompts) == 1)
+    world.clock.advance(seconds=5)
+    tick = asyncio.create_task(gateway.release_pending())
+    await asyncio.sleep(0.05)
+    gate.set()
+    await asyncio.wait_for(gateway.drain(), timeout=20)
+    await asyncio.wait_for(tick, timeout=20)
+    assert len(world.texts()) == 1, world.texts()  # one honest line for one message
+    history = Session(world.home, "persona", message.chat_id).recent(10)
+    assert [t.text for t in history].count("are you there?") == 1
+
+
+async def test_start_after_unblocking_clears_the_block(world: World) -> None:
+    message = await world.say("unb_a", "hi, nice to meet you")
+    world.gateway.store.set_blocked(message.chat_id, True)  # an earlier send got a 403
+    await world.say("unb_a", "/start")  # they unblocked the bot and pressed Restart
+    user = world.gateway.store.user(message.chat_id)
+    assert user is not None and not user.blocked
+
+
+# ---- drafts that hang, updates that do not parse ----------------------------------------------
+
+class Stuck:
+    """The first `stuck` drafts hang (until `opened`, at most 15 s); later ones answer."""
+
+    def __init__(self, stuck: int) -> None:
+        self.stuck, self.calls = stuck, 0
+        self.lock = threading.Lock()
+        self.opened = threading.Event()
+
+    def draft(self, prompt: Prompt) -> str:
+        with self.lock:
+            self.calls += 1
+            n = self.calls
+        if n <= self.stuck:
+            self.opened.wait(15)
+            return "too late"
+        return "I'm here again!"
+
+
+async def test_timed_out_drafts_do_not_starve_the_next_turn(home: Path) -> None:
+    # A thread cannot be cancelled: drafts that outlived `turn_timeout` must not fill the
+    # executor every later turn waits in.
+    (home / "people").mkdir(parents=True)
+    workers = min(32, (os.cpu_count() or 1) + 4)  # the default executor's size
+    responder = Stuck(workers)
+    with TelegramEmulator() as emulator:
+        clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
+        config = CompanionConfig(turn_timeout=1, parallel_turns=workers + 2)
+        gateway = make_gateway(emulator, home, responder, clock, [], io.StringIO(), config)
+        try:
+            for n in range(workers):  # these drafts hang past the turn timeout
+                ref = emulator.add_post(f"slow_{n}", "hello?")
+                chat, message = (int(x) for x in ref.split("/"))
+                await gateway.on_message(Incoming(chat, chat, message, clock(), "hello?"))
+            await asyncio.wait_for(gateway.drain(), timeout=20)
+            ref = emulator.add_post("fresh_z", "hi!")
+            chat, message = (int(x) for x in ref.split("/"))
+            await gateway.on_message(Incoming(chat, chat, message, clock(), "hi!"))
+            await asyncio.wait_for(gateway.drain(), timeout=20)
+            last = [m["text"] for m in emulator.sent() if m["chat_id"] == str(chat)]
+        finally:
+            responder.opened.set()
+            await gateway.channel.bot.session.close()  # type: ignore[attr-defined]
+            gateway.close()
+        assert last == ["I'm here again!"]
+
+
+async def test_a_malformed_update_logs_no_message_text(home: Path, caplog) -> None:  # type: ignore[no-untyped-def]
+    # aiogram's decode error quotes the whole getUpdates answer; none of it may reach a log.
+    caplog.set_level("DEBUG")
+    (home / "people").mkdir(parents=True)
+    with TelegramEmulator() as emulator:
+        user = int(emulator.add_user("mal_a"))
+        poison = {"update_id": 900, "message": {
+            "message_id": 5, "date": "not a date", "text": f"my secret is {UNIQUE}",
+            "chat": {"id": user, "type": "private"},
+            "from": {"id": user, "is_bot": False, "first_name": "M"}}}
+        emulator.fail_next(200, {"ok": True, "result": [poison]},
+                           match=lambda r: emulator.method(r) == "getupdates", times=2)
+        clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
+        log = io.StringIO()
+        gateway = make_gateway(emulator, home, Scripted(["Hi!"]), clock, [], log,
+                               CompanionConfig(join_seconds=0))
+        bot = gateway.channel.bot  # type: ignore[attr-defined]
+        companion = Companion(gateway, bot, gateway.log, clock, pass_every=3600, tick=0.1)
+        stop = threading.Event()
+        task = asyncio.create_task(companion.run(stop))
+        try:
+            for _ in range(200):  # up to 10 s: the poison answer is served twice
+                if len(emulator.calls("getUpdates")) >= 3:
+                    break
+                await asyncio.sleep(0.05)
+        finally:
+            stop.set()
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(task, timeout=20)
+            gateway.close()
+    logged = log.getvalue() + "\n".join(r.getMessage() for r in caplog.records)
+    assert "ClientDecodeError" in logged or len(emulator.calls("getUpdates")) >= 3
+    assert UNIQUE not in logged

@@ -1,13 +1,18 @@
-"""Limits: the sliding window and the daily cap in the user's own time zone."""
+"""Limits: the sliding window and the daily cap in the user's own time zone; and in the gateway,
+held messages that wait for their window, are answered once, and count when answered."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import random
+import threading
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from tactful.adapters.telegram.companion import Companion
 from tactful.core.companion.limits import (
     RELEASE_JITTER_MAX,
     RELEASE_JITTER_MIN,
@@ -17,6 +22,8 @@ from tactful.core.companion.limits import (
     next_midnight,
     release_at,
 )
+
+from .conftest import UNIQUE, Gated, World, until
 
 AMSTERDAM = ZoneInfo("Europe/Amsterdam")
 LOS_ANGELES = ZoneInfo("America/Los_Angeles")
@@ -193,3 +200,121 @@ def test_naive_times_are_refused() -> None:
         decide([], datetime(2026, 1, 1, 12, 0), UTC, **WINDOW)
     with pytest.raises(ValueError, match="aware"):
         release_at(datetime(2026, 1, 1, 12, 0), FixedRandom(0.5))
+
+
+# ---- in the gateway: held messages wait for their window, and their answer counts -------------
+
+async def test_the_answer_to_held_messages_counts_toward_the_window(world: World) -> None:
+    for n in range(3):  # 12:00:00, 12:00:30, 12:01:00: the window of 3 is full
+        await world.say("lim_a", f"message {n}")
+        world.clock.advance(seconds=30)
+    await world.say("lim_a", "held one")  # 12:01:30, held until 12:10:00 (+3-30 s)
+    world.clock.now = datetime(2026, 11, 30, 12, 10, 31, tzinfo=UTC)
+    assert await asyncio.wait_for(world.gateway.release_pending(), timeout=20) == 1
+    world.clock.advance(seconds=9)
+    await world.say("lim_a", "again 1")  # 12:10:40: in the last 10 min: 12:01:00, the release
+    world.clock.advance(seconds=10)
+    await world.say("lim_a", "again 2")  # 12:10:50: 12:01:00, release, 12:10:40 -> full
+    assert world.gateway.store.pending(world.chat_id("lim_a")), \
+        "a fourth answer went out within 10 minutes with a window of 3"
+
+
+async def test_a_tick_during_the_join_pause_turn_leaves_a_held_message_held(
+        world: World) -> None:
+    # The chat's queued row is due, its held row is not: only what is due is answered.
+    gateway = world.gateway
+    for n in (1, 2):
+        await world.say("early_a", f"message {n}")
+        world.clock.advance(seconds=30)
+    gate = threading.Event()
+
+    def slow() -> str:
+        gate.wait(10)
+        return "Sure thing."
+
+    world.responder.replies = [slow]
+    await gateway.on_message(world.incoming("early_a", "message 3"))  # queued, the pause runs
+    await until(lambda: len(world.responder.prompts) == 3)  # its turn is drafting
+    over = world.incoming("early_a", "message 4 over the window")
+    await gateway.on_message(over)  # the window (3 in 10 min) is full: held
+    held = gateway.store.pending(over.chat_id, kind="held")
+    assert [p.text for p in held] == ["message 4 over the window"]
+    opens = held[0].release_at
+    world.clock.advance(seconds=5)  # the 15-second timer tick comes while the model thinks
+    tick = asyncio.create_task(gateway.release_pending())
+    await asyncio.sleep(0.05)
+    gate.set()
+    await asyncio.wait_for(gateway.drain(), timeout=20)
+    await asyncio.wait_for(tick, timeout=20)
+    assert world.clock() < opens  # the window is still closed ...
+    assert not any("message 4" in p.user for p in world.responder.prompts)  # ... not answered
+    assert gateway.store.pending(over.chat_id, kind="held")  # still waiting
+
+
+async def test_after_a_restart_a_queued_row_is_answered_without_the_held_one(
+        world: World) -> None:
+    gateway = world.gateway
+    for n in (1, 2):
+        await world.say("early_b", f"message {n}")
+        world.clock.advance(seconds=30)
+    await gateway.on_message(world.incoming("early_b", "message 3"))  # queued
+    over = world.incoming("early_b", "message 4 over the window")
+    await gateway.on_message(over)  # held for ~9 minutes
+    world.crash_in_join_pause()
+    opens = gateway.store.pending(over.chat_id, kind="held")[0].release_at
+    world.clock.advance(seconds=10)
+    await gateway.release_pending()  # the first tick after the restart
+    assert world.clock() < opens
+    assert "message 3" in world.responder.prompts[-1].user  # the queued one: right
+    assert "message 4" not in world.responder.prompts[-1].user  # the held one: too early
+
+
+async def test_a_queued_message_redelivered_after_a_restart_is_counted_once(
+        world: World) -> None:
+    message = world.incoming("again_a", "hello?")
+    await world.gateway.on_message(message)
+    world.crash_in_join_pause()
+    await world.gateway.on_message(message)  # Telegram redelivers it after the restart
+    times = world.gateway.store.message_times(message.chat_id,
+                                              datetime(2026, 11, 29, tzinfo=UTC))
+    assert len(times) == 1, times
+
+
+async def test_a_queued_message_redelivered_after_a_restart_gets_no_hold_line(
+        world: World) -> None:
+    for n in (1, 2):
+        await world.say("again_b", f"message {n}")
+        world.clock.advance(seconds=30)
+    message = world.incoming("again_b", "message 3")
+    await world.gateway.on_message(message)  # the third in the window: let through, queued
+    world.crash_in_join_pause()
+    before = list(world.texts())
+    await world.gateway.on_message(message)  # redelivered
+    assert world.texts() == before, world.texts()[len(before):]  # no "give me a moment"
+
+
+async def test_stopping_during_a_held_release_keeps_the_held_messages(world: World) -> None:
+    # Answered, or still held for the next start: never silently dropped.
+    for n in range(3):
+        await world.say("stp_a", f"message {n}")
+        world.clock.advance(seconds=30)
+    await world.say("stp_a", f"please remember {UNIQUE}")  # held
+    chat = world.chat_id("stp_a")
+    gate = Gated(reply="Sorry for the wait!")
+    world.gateway.responder = gate
+    world.clock.advance(minutes=11)
+    companion = Companion(world.gateway, world.gateway.channel.bot,  # type: ignore[attr-defined]
+                          world.gateway.log, world.clock, pass_every=3600, tick=0.02)
+    stop = threading.Event()
+    timers = asyncio.create_task(companion._timers(stop))
+    try:
+        await until(gate.entered.is_set, 5)  # the held answer is being drafted ...
+        stop.set()
+        timers.cancel()  # ... when `tactful run` gets SIGTERM (as Companion.run stops)
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(timers, timeout=20)
+    finally:
+        gate.opened.set()
+    sent = world.texts_to("stp_a")
+    kept = [p.text for p in world.gateway.store.pending(chat)]
+    assert "Sorry for the wait!" in sent or any(UNIQUE in text for text in kept)

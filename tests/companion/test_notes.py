@@ -6,12 +6,16 @@ is not a mock of tactful code): it returns what the test queued and records ever
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from tactful.adapters.telegram.companion import Companion
 from tactful.core.companion import erasure
 from tactful.core.companion.notes import (
     NOTE_LIMIT,
@@ -23,6 +27,8 @@ from tactful.core.companion.notes import (
 from tactful.core.companion.session import Notes, Session
 from tactful.core.companion.store import CompanionStore
 from tactful.core.responders.base import DraftFailed, Prompt, Responder
+
+from .conftest import NOTES_REPLY, Gated, Picky, World, until
 
 BOT = "friendbot"
 NOW = datetime(2026, 3, 10, 18, 0, tzinfo=UTC)
@@ -328,3 +334,51 @@ def test_a_message_during_the_pass_wins(home: Path, store: CompanionStore) -> No
     report = run(store, home, responder)
     assert report == PassReport(skipped_not_quiet=1)
     assert session.notes() == Notes("old", "old")
+
+
+# ---- the pass in the running companion ----------------------------------------------------------
+
+async def test_held_messages_are_released_while_a_memory_pass_runs(world: World) -> None:
+    # The pass may draft for minutes; the timers must not wait for it.
+    notes_first = Gated(reply=NOTES_REPLY,
+                        gate_if=lambda p: p.system.startswith("You keep two short notes"),
+                        other=lambda p: "Sorry for the wait! Here I am.")
+    await world.say("pass_a", "I like tea")  # this chat will be due for the pass
+    world.gateway.responder = notes_first
+    world.clock.advance(minutes=30)
+    for n in range(3):
+        await world.say("held_b", f"message {n}")
+        world.clock.advance(seconds=30)
+    await world.say("held_b", "one more")  # held until the window opens (~10 min)
+    held_chat = world.chat_id("held_b")
+    assert world.gateway.store.pending(held_chat)
+
+    companion = Companion(world.gateway, world.gateway.channel.bot,  # type: ignore[attr-defined]
+                          world.gateway.log, world.clock, pass_every=0, tick=0.02)
+    stop = threading.Event()
+    timers = asyncio.create_task(companion._timers(stop))
+    try:
+        await until(notes_first.entered.is_set, 5)  # the pass is drafting pass_a's notes
+        world.clock.advance(minutes=11)  # the held message's window is open now
+        for _ in range(100):  # 2 s: a hundred ticks
+            if not world.gateway.store.pending(held_chat):
+                break
+            await asyncio.sleep(0.02)
+        released = not world.gateway.store.pending(held_chat)
+    finally:
+        stop.set()
+        notes_first.opened.set()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(timers, timeout=20)
+    assert released, "the held message waited for the memory pass to finish"
+
+
+async def test_one_chats_responder_error_does_not_stop_the_memory_pass(world: World) -> None:
+    await world.say("pass_x", "poison pill here")  # the lower chat id: visited first
+    await world.say("pass_y", "I like tea")
+    world.gateway.responder = Picky("poison pill")
+    world.clock.advance(minutes=30)
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(world.gateway.memory_pass(), timeout=20)
+    notes = Session(world.home, "persona", world.chat_id("pass_y")).notes()
+    assert notes.memory == "Likes tea."

@@ -20,6 +20,10 @@ from tactful.core.companion.pacing import (
     typing_delays,
 )
 
+from .conftest import World
+
+TEXT_LIMIT = 4096  # Telegram's limit for one message's text
+
 
 class FixedRandom(random.Random):
     """Every draw is the same fraction of the way through its range: jitter made exact."""
@@ -227,3 +231,16 @@ def test_thinking_time_comes_off_the_first_delay_only() -> None:
 
 def test_no_parts_no_delays() -> None:
     assert typing_delays([], thinking=3.0, rng=FixedRandom(0.5)) == []
+
+
+# ---- in the gateway ----------------------------------------------------------------------------
+
+async def test_a_long_reply_reaches_the_user_within_telegrams_limit(world: World) -> None:
+    sentence = "This is one more sentence of a long and careful explanation about the topic. "
+    paragraph = (sentence * 8).strip()  # ~620 characters, cut at sentence ends
+    world.responder.replies = ["\n\n".join([paragraph] * 10)]  # ~6,200 characters in all
+    await world.say("long_a", "explain it in detail please")
+    texts = world.texts()
+    assert texts, "nothing reached the user"
+    assert all(len(t) <= TEXT_LIMIT for t in texts)
+    assert sum(len(t) for t in texts) >= 4000  # the answer, not only an apology

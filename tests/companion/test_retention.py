@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from tactful.adapters.telegram.companion import Companion
 from tactful.core.companion.retention import sweep
 from tactful.core.companion.session import Notes, Session
 from tactful.core.companion.store import CompanionStore
+
+from .conftest import UNIQUE, Picky, World, found
 
 BOT = "friendbot"
 NOW = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
@@ -114,3 +120,36 @@ def test_the_sweep_prunes_message_times(home: Path, store: CompanionStore) -> No
 
 def test_a_sweep_of_an_empty_home_does_nothing(home: Path, store: CompanionStore) -> None:
     assert run(store, home) == 0
+
+
+# ---- in the running companion -------------------------------------------------------------------
+
+async def test_the_retention_sweep_runs_even_when_the_memory_pass_fails(world: World) -> None:
+    await world.say("old_z", f"long ago I said {UNIQUE}")
+    chat = world.chat_id("old_z")
+    world.gateway.responder = Picky("long ago")
+    world.clock.advance(days=31)  # history due for deletion; the chat is also due for a pass
+    companion = Companion(world.gateway, world.gateway.channel.bot,  # type: ignore[attr-defined]
+                          world.gateway.log, world.clock, pass_every=0, tick=0.02)
+    stop = threading.Event()
+    timers = asyncio.create_task(companion._timers(stop))
+    try:
+        await asyncio.sleep(0.5)  # ~25 ticks, each with a pass and (meant to be) a sweep
+    finally:
+        stop.set()
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(timers, timeout=20)
+    assert not (Session(world.home, "persona", chat).folder / "history.jsonl").exists()
+
+
+async def test_retention_drops_old_lines_from_the_composed_prompt_too(world: World) -> None:
+    # prompt.md shows the last turn's history lines: they go when the history's lines go.
+    await world.say("ret_a", f"on day zero I said {UNIQUE}")
+    world.clock.advance(days=25)
+    world.responder.replies = ["Nice to hear from you."]
+    await world.say("ret_a", "hello again")  # prompt.md now shows the day-0 line
+    world.clock.advance(days=15)  # day 40: the day-0 line is past 30 days
+    world.gateway.sweep()
+    session = Session(world.home, "persona", world.chat_id("ret_a"))
+    assert all(UNIQUE not in turn.text for turn in session.history())  # history: gone
+    assert found(world.home, UNIQUE) == []  # ... and everywhere else

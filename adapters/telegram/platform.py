@@ -1,0 +1,36 @@
+"""What tactful's core must know of Telegram without loading its plugin or aiogram.
+
+`PLATFORM` is the entry of the static table (`[project.entry-points."tactful.platforms"]`),
+read by memory the first time it needs Telegram: handles of digits are user ids (a user
+without a username is known by their id, "0700" is "700"), and the config's
+`platforms.telegram.mode` is `persona` or `companion`. `CHATS` is what the companion's gateway
+must know of Telegram chats. This module imports nothing but memory's `Platform`.
+"""
+
+from __future__ import annotations
+
+from tactful.core.memory.platforms import Platform
+
+NAME = "telegram"
+TEXT_LIMIT = 4096  # the Bot API limits a message to 4096 characters (code points)
+
+PLATFORM = Platform(NAME, numeric_ids=True, modes=("persona", "companion"))
+
+
+class Chats:
+    """Telegram chats, as the companion's gateway sees them (its `ChatPlatform`)."""
+
+    name = NAME
+    max_length = TEXT_LIMIT
+
+    def person_of(self, chat_id: int) -> int | None:
+        """A private chat's id is its user's id (positive); groups, supergroups and channels
+        have negative ids and are no person."""
+        return chat_id if chat_id > 0 else None
+
+    def invite_link(self, bot: str, code: str) -> str:
+        """t.me/<bot>?start=<code>: Telegram hands `code` to the bot with the first /start."""
+        return f"https://t.me/{bot}?start={code}"
+
+
+CHATS = Chats()
