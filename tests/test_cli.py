@@ -48,7 +48,7 @@ def test_edits_of_unknown_people_create_nothing(cli, home: Path) -> None:  # typ
     ["pin", "x", "bob", "text", "--by", "someone"],
     ["check", "x", "a", "b", "--id", "1"],
     ["nonsense"],
-    [],
+    ["--debug"],  # options but no command
 ])
 def test_bad_input_exit_2_one_line_nothing_written(argv: list[str], cli, home: Path) -> None:  # type: ignore[no-untyped-def]
     home.mkdir()
@@ -139,3 +139,29 @@ def test_at_in_the_far_future_or_out_of_range_is_refused(cli, home: Path) -> Non
         result = cli("remember", "x", "bob", "--kind", "reply", "--at", when)
         assert result.code == 2, when
     assert not (home / "people" / "x" / "bob.md").exists()
+
+
+def test_version_prints_the_installed_version() -> None:
+    from importlib.metadata import version
+
+    result = run_process("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"tactful {version('tactful')}"
+
+
+def test_bare_tactful_prints_the_help() -> None:
+    result = run_process()
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: tactful") and "remember" in result.stdout
+
+
+def test_a_reader_that_closed_the_pipe_is_not_an_internal_error() -> None:
+    import subprocess
+    import sys
+
+    with subprocess.Popen([sys.executable, "-m", "tactful.core.cli", "--help"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()  # `| head` that already stopped reading
+        err = proc.stderr.read()
+        assert proc.wait(timeout=60) == 0, err
+    assert "internal error" not in err and "Traceback" not in err

@@ -28,6 +28,30 @@ class _Parser(argparse.ArgumentParser):
         raise BadInput(f"{prefix}{message} (see `{self.prog} --help`)")
 
 
+class _Version(argparse.Action):
+    """`tactful --version`: the installed distribution's version, looked up only when asked
+    (importlib.metadata costs about an interpreter start)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help=str(kwargs.get("help", "")))
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> NoReturn:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("tactful")
+        except PackageNotFoundError:
+            found = "unknown (not installed as a distribution)"
+        print(f"tactful {found}")
+        raise _Done
+
+
+class _Done(Exception):
+    """A command-line action that finished the command by itself (`--version`)."""
+
+
 def _globals() -> _Parser:
     # Accepted before or after the command; SUPPRESS keeps a later default from erasing an
     # earlier value.
@@ -45,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     common = _globals()
     parser = _Parser(prog="tactful", parents=[common],
                      description="Memory and manners for a persona on social platforms.")
+    parser.add_argument("--version", action=_Version, help="print tactful's version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND",
                                      parser_class=_Parser)
     commands.required = True
@@ -244,7 +269,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_list
     try:
-        args = build_parser().parse_args(args_list)
+        parser = build_parser()
+        if not args_list:
+            parser.print_help()  # bare `tactful`: what it can do, as gh and llm show it
+            return 0
+        args = parser.parse_args(args_list)
         module_name, _, function = args.target.partition(":")
         handler: Handler = getattr(import_module(module_name), function)
         from tactful.core.cli.context import Context
@@ -252,6 +281,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         context = Context(home_arg=getattr(args, "home", None),
                           config_arg=getattr(args, "config", None), debug=debug)
         return handler(context, args)
+    except _Done:
+        return 0
+    except BrokenPipeError:
+        # `tactful search … | head`: the reader stopped reading; nothing is wrong. Further
+        # output (and the interpreter's final flush) goes nowhere.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except TactfulError as exc:
         print(f"tactful: {_said(exc)}", file=sys.stderr)
         return exc.exit_code
