@@ -99,8 +99,10 @@ class Host:
         """Call one `register_*` hook of every plugin: {name: (plugin, value)}."""
         self.load()
         found: dict[str, tuple[str, Any]] = {}
-        for impl in getattr(self.manager.hook, hook).get_hookimpls():
-            plugin = impl.plugin_name
+        caller = getattr(self.manager.hook, hook)
+        plugins = [impl.plugin for impl in caller.get_hookimpls()]
+        for plugin_object in plugins:
+            plugin = self.manager.get_name(plugin_object) or repr(plugin_object)
 
             def register(name: str, *value: Any, plugin: str = plugin) -> None:
                 if name in found:
@@ -110,7 +112,10 @@ class Host:
                                       f"e.g. {disable_hint(plugin)}")
                 found[name] = (plugin, value[0] if len(value) == 1 else value)
 
-            impl.function(register=register)
+            # Through pluggy's hook caller, one plugin at a time (so a collision names both):
+            # hook wrappers and tracing (`manager.trace`) see every call.
+            others = [p for p in plugins if p is not plugin_object]
+            self.manager.subset_hook_caller(hook, remove_plugins=others)(register=register)
         return found
 
     def platforms(self) -> list[tuple[Platform, str]]:

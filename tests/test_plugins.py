@@ -234,3 +234,67 @@ def test_a_disabled_name_cannot_be_registered_by_hand() -> None:
     host.disable(["impostor"])
     host.manager.register(Impostor(), name="impostor")
     assert host.collect("register_routines") == {}
+
+
+def test_every_hook_is_called_by_tactful() -> None:
+    """A hook declared but never called is a promise to plugin authors that nothing keeps."""
+    from tactful.core import hookspecs
+
+    root = Path(__file__).resolve().parent.parent
+    sources = "\n".join(p.read_text(encoding="utf-8")
+                        for folder in ("core", "routines", "adapters", "testing")
+                        for p in (root / folder).rglob("*.py"))
+    never = [hook.__name__ for hook in hookspecs.HOOKS
+             if f'collect("{hook.__name__}")' not in sources]
+    assert never == []
+
+
+class _Hello:
+    @hookimpl
+    def register_commands(self, register):  # type: ignore[no-untyped-def]
+        def configure(parser) -> None:  # type: ignore[no-untyped-def]
+            parser.add_argument("--name", default="world")
+
+        def run(context, args) -> int:  # type: ignore[no-untyped-def]
+            print(f"hello {args.name} from {context.home.root.name}")
+            return 7
+
+        register("hello", "say hello", configure, run)
+
+
+def test_a_command_a_plugin_registers_runs_through_the_host(
+        cli, plugin_host: plugins.Host, tmp_path: Path) -> None:
+    plugin_host.load()
+    plugin_host.manager.register(_Hello(), name="hello-plugin")
+    result = cli("--home", str(tmp_path / "myhome"), "hello", "--name", "ada")
+    assert result.code == 7, result.err
+    assert result.out.strip() == "hello ada from myhome"
+
+
+def test_a_plugin_command_cannot_take_a_built_in_name(cli, plugin_host: plugins.Host) -> None:
+    class _Check:
+        @hookimpl
+        def register_commands(self, register):  # type: ignore[no-untyped-def]
+            register("check", "shadow", lambda parser: None, lambda context, args: 0)
+            register("shadowing", "a command of its own", lambda parser: None,
+                     lambda context, args: 0)
+
+    plugin_host.load()
+    plugin_host.manager.register(_Check(), name="check-plugin")
+    result = cli("shadowing")
+    assert result.code == 2 and "already has" in result.err
+
+
+def test_plugins_lists_what_loaded_from_where_and_what_failed(cli, installed: Path) -> None:
+    import json
+
+    result = cli("plugins", "--json")
+    assert result.code == 4  # a plugin that failed to load stops every send: said here too
+    listed = {p["name"]: p for p in json.loads(result.out)["plugins"]}
+    assert listed["x"]["loaded"] and listed["x"]["registers"]["adapters"] == ["x"]
+    assert listed["good"]["from"] == "good_plugin"
+    assert listed["good"]["registers"] == {"adapters": ["fakenet"]}
+    assert listed["broken"]["loaded"] is False
+    assert any("'broken'" in p for p in json.loads(result.out)["problems"])
+    text = cli("plugins")
+    assert "good (good_plugin) — loaded — adapters: fakenet" in text.out

@@ -11,7 +11,7 @@ import errno
 import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from tactful.core.errors import BadInput, TactfulError
 
@@ -19,6 +19,11 @@ Handler = Callable[..., int]
 
 
 class _Parser(argparse.ArgumentParser):
+    # On the top parser: its commands, and the options every command takes (plugins add
+    # commands to these).
+    commands: Any = None
+    common: argparse.ArgumentParser | None = None
+
     def error(self, message: str) -> NoReturn:
         if message.startswith("unrecognized arguments"):
             # Never echo them: an unquoted --they leaves someone's words here.
@@ -65,7 +70,7 @@ def _globals() -> _Parser:
     return common
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> _Parser:
     common = _globals()
     parser = _Parser(prog="tactful", parents=[common],
                      description="Memory and manners for a persona on social platforms.")
@@ -73,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND",
                                      parser_class=_Parser)
     commands.required = True
+    parser.set_defaults(plugin_run=None)
+    parser.commands, parser.common = commands, common
 
     def command(name: str, target: str, help_text: str) -> argparse.ArgumentParser:
         sub: argparse.ArgumentParser = commands.add_parser(
@@ -258,11 +265,52 @@ def build_parser() -> argparse.ArgumentParser:
                                       help="load the config and report errors with file and line")
     check_config.set_defaults(target="tactful.core.cli.config_commands:check")
 
+    sub = command("plugins", "tactful.core.cli.plugins_command:plugins",
+                  "the plugins tactful found: where each comes from, whether it loaded, and "
+                  "what it registers (exit 4 when one failed to load)")
+    sub.add_argument("--json", action="store_true", help="one JSON object")
+
     sub = command("demo", "tactful.core.cli.demo:run",
                   "the whole loop on four local emulators, in a throwaway home: no "
                   "credentials, nothing leaves 127.0.0.1")
     sub.add_argument("--keep", action="store_true", help="keep the throwaway home and say where")
     return parser
+
+
+_VALUED = ("--home", "--config")  # global options that take a value
+
+
+def _named_command(args: Sequence[str]) -> str | None:
+    """The command word of a command line, skipping global options and their values."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in _VALUED:
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
+def _add_plugin_commands(parser: _Parser, args: Sequence[str]) -> None:
+    """Commands plugins add (`register_commands`): looked for only when the command line names
+    one that is not built in, so `check` and `card` never load the plugin host."""
+    from tactful.core.cli.context import Context
+
+    commands, common = parser.commands, parser.common
+    home = args[args.index("--home") + 1] if "--home" in args[:-1] else None
+    config = args[args.index("--config") + 1] if "--config" in args[:-1] else None
+    host = Context(home_arg=home, config_arg=config).plugins
+    for name, (plugin, value) in sorted(host.collect("register_commands").items()):
+        if name in commands.choices:
+            raise BadInput(f"plugin {plugin!r} registers the command {name!r}, which tactful "
+                           "already has; uninstall or disable the plugin")
+        help_text, configure, run = value
+        sub = commands.add_parser(name, parents=[common], help=help_text,
+                                  description=help_text)
+        configure(sub)
+        sub.set_defaults(target=None, plugin_run=run)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -273,9 +321,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args_list:
             parser.print_help()  # bare `tactful`: what it can do, as gh and llm show it
             return 0
+        named = _named_command(args_list)
+        if named is not None and named not in parser.commands.choices:
+            _add_plugin_commands(parser, args_list)
         args = parser.parse_args(args_list)
-        module_name, _, function = args.target.partition(":")
-        handler: Handler = getattr(import_module(module_name), function)
+        if args.plugin_run is not None:
+            handler: Handler = args.plugin_run
+        else:
+            module_name, _, function = args.target.partition(":")
+            handler = getattr(import_module(module_name), function)
         from tactful.core.cli.context import Context
 
         context = Context(home_arg=getattr(args, "home", None),
