@@ -1,6 +1,6 @@
 """Find tactful.yaml, read it, check it, and turn every failure into one ConfigError line.
 
-The first of these that applies is the config file (SPEC §13, with the user folder added):
+The first of these that applies is the config file (README, Configuration):
 
 1. `--config FILE` (the `path` argument);
 2. `$TACTFUL_CONFIG`, unless empty (an empty variable counts as unset, as shells usually mean it);

@@ -99,7 +99,7 @@ class EngagementConfig:
 
 @dataclass(frozen=True)
 class CompanionConfig:
-    """The companion (`companion`, SPEC §15), used on a chat platform whose mode is companion
+    """The companion (`companion`, docs/companion.md), used on a chat platform whose mode is companion
     (`platforms.telegram.mode: companion`). Times are in the user's own time zone where a rule
     says "day" or "night"."""
 
