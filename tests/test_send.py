@@ -429,8 +429,8 @@ def _thaw(root: Path) -> None:
 
 def test_a_ledger_failure_after_the_post_went_out_still_exits_0_and_records_the_post(
         cli, recorder, keyring_log, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Once the post is out it stands (docs/sending.md, memory at once): what could not be written is reported,
-    # with the command that records it.
+    # Once the post is out it stands (docs/sending.md, memory at once): what could not be
+    # written is reported, with the command that records it.
     from tactful.core.errors import MemoryUnavailable
     from tactful.core.send.ledger import Ledger
 

@@ -99,9 +99,9 @@ class EngagementConfig:
 
 @dataclass(frozen=True)
 class CompanionConfig:
-    """The companion (`companion`, docs/companion.md), used on a chat platform whose mode is companion
-    (`platforms.telegram.mode: companion`). Times are in the user's own time zone where a rule
-    says "day" or "night"."""
+    """The companion (`companion`, docs/companion.md), used on a chat platform whose mode is
+    companion (`platforms.telegram.mode: companion`). Times are in the user's own time zone
+    where a rule says "day" or "night"."""
 
     responder: str | None = None  # a name under `responders:`; None: the template responder
     prompt: Path | None = None  # a file with the persona and mode blocks; None: a built-in one
