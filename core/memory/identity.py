@@ -98,10 +98,20 @@ def _ref_key(ref: str) -> str:
 
 
 def touch_stamp(home: Home, platform: str) -> None:
+    """The map is up to date with the people folder as it is now. The stamp is set strictly
+    later than the folder's mtime: mtimes are coarse, and a stamp in the same tick as tactful's
+    own write would read as a change behind its back (and every next write or check would
+    rebuild the whole map)."""
     stamp = home.ids(platform) / STAMP
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.touch()
     os.utime(stamp)
+    try:
+        folder = home.people(platform).stat().st_mtime_ns
+    except FileNotFoundError:
+        return
+    if stamp.stat().st_mtime_ns <= folder:
+        os.utime(stamp, ns=(folder + 1, folder + 1))
 
 
 def handles_for(home: Home, platform: str, person_id: str) -> list[str]:
