@@ -26,6 +26,7 @@ from tactful.core.config.values import (
 )
 from tactful.core.config.yamlpos import MapAt, parse
 from tactful.core.errors import BadInput, ConfigError
+from tactful.core.hookspecs import hookimpl
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "config" / "tactful.example.yaml"
 
@@ -926,6 +927,9 @@ def test_config_check_finds_what_a_file_names_but_nothing_provides(cli, tmp_path
         result = cli("--config", str(config), "config", "check")
         assert result.code == 2, (text, result.out)
         assert message in result.err, (text, result.err)
+        key = message.split(":")[0]
+        line = _line_of(text, key)
+        assert f"{config}:{line}: {key}:" in result.err, (text, result.err)
     config.write_text("routines:\n  r:\n    kind: batch-reply\n    platform: x\n"
                       "    responder: template\n")
     assert cli("--config", str(config), "config", "check").code == 0
@@ -942,3 +946,66 @@ def test_config_check_accepts_a_routine_platform_the_run_accepts(cli, tmp_path: 
     assert run.code == 0, run.err  # the routine itself is fine with it
     check = cli("--config", str(config), "config", "check")
     assert check.code == 0, check.err
+
+
+def _line_of(text: str, key: str) -> int:
+    """The line (from 1) a dotted key is written on, found by its last part's indentation."""
+    parts = key.split(".")
+    depth, number = 0, 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        if raw.strip().startswith(f"{parts[depth]}:") and \
+                len(raw) - len(raw.lstrip()) == 2 * depth:
+            if depth == len(parts) - 1:
+                return number
+            depth += 1
+    raise AssertionError(f"{key} not in {text!r}")
+
+
+def test_config_check_names_the_line_of_a_routine_platform_without_adapter(
+        cli, tmp_path: Path) -> None:
+    config = write(tmp_path, "persona:\n  name: p\nroutines:\n  r:\n    kind: batch-reply\n"
+                             "    responder: template\n    platform: nowhere\n")
+    result = cli("--config", str(config), "config", "check")
+    assert result.code == 2
+    assert f"{config}:7: routines.r.platform: no adapter is installed for 'nowhere'" \
+        in result.err
+
+
+class _Echo:
+    """A plugin that registers a responder kind of its own."""
+
+    @hookimpl
+    def register_responders(self, register: Any) -> None:
+        register("echo", lambda settings: None)
+
+
+def test_a_responder_kind_a_plugin_registers_is_accepted_by_the_loader(
+        tmp_path: Path, plugin_host: Any) -> None:
+    plugin_host.manager.register(_Echo(), name="echo-plugin")
+    path = write(tmp_path, "responders:\n  mine:\n    kind: echo\n")
+    assert load_config(path, environ={}).responders["mine"].kind == "echo"
+
+
+def test_an_unknown_responder_kind_is_a_config_error_naming_the_line_and_the_known_kinds(
+        tmp_path: Path, plugin_host: Any) -> None:
+    plugin_host.manager.register(_Echo(), name="echo-plugin")
+    path = write(tmp_path, "persona:\n  name: p\nresponders:\n  mine:\n    kind: ecko\n")
+    message = error_of(path)
+    assert message.startswith(f"{path}:5: responders.mine.kind: ")
+    assert "command, echo, openai, template" in message
+    assert "did you mean 'echo'?" in message
+
+
+def test_a_config_of_built_in_responder_kinds_is_read_without_loading_plugins(
+        tmp_path: Path, plugin_host: Any) -> None:
+    path = write(tmp_path, "responders:\n  a:\n    kind: command\n    command: [cat]\n")
+    load_config(path, environ={})
+    assert not plugin_host.loaded
+
+
+def test_a_responder_kind_of_a_disabled_plugin_is_refused(tmp_path: Path,
+                                                          plugin_host: Any) -> None:
+    plugin_host.manager.register(_Echo(), name="echo-plugin")
+    path = write(tmp_path, "plugins:\n  disabled: [echo-plugin]\n"
+                           "responders:\n  mine:\n    kind: echo\n")
+    assert "responders.mine.kind" in error_of(path)

@@ -39,10 +39,9 @@ def _references(config: Config, plugins: Host) -> None:
     routine_kinds = set(plugins.collect("register_routines"))
     responder_kinds = set(plugins.collect("register_responders"))
     warn_plugins(plugins)
-    where = f"{config.source}: " if config.source else ""
 
     def problem(key: str, what: str) -> ConfigError:
-        return ConfigError(f"{where}{key}: {what}")
+        return ConfigError(f"{config.where(key)}: {what}")  # file:line: key: what
 
     for platform in sorted(config.platforms):
         if platform not in adapters:

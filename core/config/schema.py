@@ -82,6 +82,9 @@ class Context:
 
     folder: Path  # relative paths in the file start here: the file's own folder
     root: Section[Any]  # to point a misplaced key at the section it belongs to
+    # key path -> line of every key read, so that a check made later (against the plugins)
+    # can still name the line: `Config.where`
+    lines: dict[str, int] = field(default_factory=dict)
 
 
 def _wrong(node: Located, path: str, expected: str, hint: str | None = None) -> Problem:
@@ -245,6 +248,7 @@ class Section(Kind, Generic[T]):
         values: dict[str, object] = {}
         for entry in node.entries:
             key_path = _join(path, entry.key)
+            ctx.lines[key_path] = entry.key_line
             known = by_name.get(entry.key)
             if known is None:
                 raise _unknown_key(entry, key_path, tuple(by_name), ctx, self.notes.get(entry.key))
@@ -294,6 +298,7 @@ class MapOf(Kind):
         read: dict[str, object] = {}
         for entry in node.entries:
             key_path = _join(path, entry.key)
+            ctx.lines[key_path] = entry.key_line
             section = self.items.get(entry.key)
             if section is None and self.other is not None and self.other_name is not None \
                     and self.other_name.fullmatch(entry.key) \
@@ -511,7 +516,8 @@ _COMMAND_ITEM = Text(expected="a non-empty string")
 RESPONDER = Section(
     ResponderConfig,
     (
-        Field("kind", Text(choices=RESPONDER_KINDS)),
+        # any kind a plugin registers: checked against them once the file is read (reading.py)
+        Field("kind", Text(expected=f"a responder kind, e.g. {', '.join(RESPONDER_KINDS)}")),
         Field("command", TextList(_COMMAND_ITEM)),
         Field("timeout", Integer(minimum=1)),
         Field("base_url", Text(expected=_URL_EXPECTED, check=_http_url), optional=True),
@@ -607,5 +613,9 @@ CONFIG_SCHEMA: Section[Config] = Section(
 
 def read_config(tree: Located, folder: Path) -> Config:
     """Check a parsed document against the schema; raises Problem at the first thing wrong."""
-    return CONFIG_SCHEMA.read(tree, "", Context(folder, CONFIG_SCHEMA))
+    from dataclasses import replace
+
+    ctx = Context(folder, CONFIG_SCHEMA)
+    config = CONFIG_SCHEMA.read(tree, "", ctx)
+    return replace(config, lines=ctx.lines)
 
