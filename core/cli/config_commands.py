@@ -26,8 +26,15 @@ def check(context: Context, args: argparse.Namespace) -> int:
     source = config.source or "built-in defaults (no config file found)"
     platforms = ", ".join(sorted(config.platforms)) or "none configured"
     print(f"config ok: {source} — persona {config.persona.name!r}, "
-          f"time zone {config.persona.timezone}, platforms: {platforms}")
+          f"time zone {config.persona.timezone}{_zone_note(config)}, platforms: {platforms}")
     return 0
+
+
+def _zone_note(config: Config) -> str:
+    """An omitted zone is UTC, never some place's: said, so the operator can choose."""
+    if "persona.timezone" in config.lines:
+        return ""
+    return " (persona.timezone not set: UTC; set it to the persona's zone, e.g. Europe/Amsterdam)"
 
 
 def _references(config: Config, plugins: Host) -> None:

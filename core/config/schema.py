@@ -178,6 +178,34 @@ class Integer(Kind):
 
 
 @dataclass(eq=False, repr=False)
+class Number(Kind):
+    """A number (an integer too, never a boolean), more than `above` and at most `at_most`."""
+
+    above: float | None = None
+    at_most: float | None = None
+    meaning: str = ""  # what it counts, e.g. "seconds per request"
+
+    def expects(self) -> str:
+        bounds = [f"more than {self.above:g}" if self.above is not None else "",
+                  f"at most {self.at_most:g}" if self.at_most is not None else ""]
+        said = " and ".join(b for b in bounds if b)
+        what = f" ({self.meaning})" if self.meaning else ""
+        return f"a number{what}" + (f" {said}" if said else "")
+
+    def read(self, node: Located, path: str, ctx: Context) -> float:
+        value = node.value if isinstance(node, ScalarAt) else None
+        if isinstance(value, bool):
+            raise _wrong(node, path, self.expects(), "true and false are not numbers")
+        if not isinstance(value, int | float):
+            number = isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d*)?\s*", value)
+            raise _wrong(node, path, self.expects(), "remove the quotes" if number else None)
+        if (self.above is not None and not value > self.above) or \
+                (self.at_most is not None and not value <= self.at_most) or value != value:
+            raise _wrong(node, path, self.expects())
+        return float(value)
+
+
+@dataclass(eq=False, repr=False)
 class Boolean(Kind):
     """true or false, never a quoted word or a number."""
 
@@ -338,13 +366,34 @@ def did_you_mean(word: str, choices: tuple[str, ...] | list[str]) -> str | None:
 
 # ---- value checks ----------------------------------------------------------------------------
 
-_ZONE_EXPECTED = "an IANA time zone such as America/New_York"
+_ZONE_EXPECTED = "an IANA time zone of a place, such as America/New_York, or UTC"
 _ZONE_CHARS = re.compile(r"[A-Za-z0-9_+\-]+(/[A-Za-z0-9_+\-]+)*")
+
+
+# Abbreviations and the legacy zones named after them: "EST" is a fixed UTC-5 all year (no
+# daylight saving), which is not what someone in New York means by it; the others are not
+# zones at all. Each is refused, naming the zone of a place that keeps the clock people mean.
+_ABBREVIATIONS = {
+    "EST": "America/New_York", "EDT": "America/New_York", "EST5EDT": "America/New_York",
+    "CST": "America/Chicago", "CDT": "America/Chicago", "CST6CDT": "America/Chicago",
+    "MST": "America/Denver", "MDT": "America/Denver", "MST7MDT": "America/Denver",
+    "PST": "America/Los_Angeles", "PDT": "America/Los_Angeles",
+    "PST8PDT": "America/Los_Angeles", "HST": "Pacific/Honolulu", "AKST": "America/Anchorage",
+    "CET": "Europe/Paris", "CEST": "Europe/Paris", "MET": "Europe/Paris",
+    "EET": "Europe/Athens", "EEST": "Europe/Athens", "WET": "Europe/Lisbon",
+    "BST": "Europe/London", "IST": "Asia/Kolkata", "JST": "Asia/Tokyo",
+    "AEST": "Australia/Sydney", "AEDT": "Australia/Sydney",
+}
 
 
 def _time_zone(text: str) -> str:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
+    place = _ABBREVIATIONS.get(text.strip().upper())
+    if place is not None:
+        raise Invalid(_ZONE_EXPECTED,
+                      f"{text.strip()} is an abbreviation or a fixed offset that ignores "
+                      f"daylight saving; write the zone of the place, e.g. {place}")
     if _ZONE_CHARS.fullmatch(text):
         try:
             ZoneInfo(text)
@@ -475,12 +524,64 @@ _PLATFORM_FIELDS = (
 
 
 def _platform_section(name: str) -> Section[PlatformConfig]:
-    """A platform's section: with `mode` where its plugin declares modes."""
-    modes = platforms.facts(name).modes
-    if not modes:
+    """A platform's section: the common keys, with `mode` where its plugin declares modes, the
+    options it declares (`Platform.options`) and its own rule for `account`."""
+    facts = platforms.facts(name)
+    if not (facts.modes or facts.options or facts.account_pattern):
         return _PLATFORM
-    return Section(PlatformConfig, (*_PLATFORM_FIELDS,
-                                    Field("mode", Text(choices=modes), optional=True)))
+    fields = [f for f in _PLATFORM_FIELDS if f.name != "account"]
+    fields.insert(0, Field("account", Text(check=_account_of(facts)), optional=True))
+    if facts.modes:
+        fields.append(Field("mode", Text(choices=facts.modes), optional=True))
+    fields.extend(Field(o.name, _option_kind(o)) for o in facts.options)
+    option_names = frozenset(o.name for o in facts.options)
+
+    def build(**values: Any) -> PlatformConfig:
+        options = {key: values.pop(key) for key in list(values) if key in option_names}
+        return PlatformConfig(**values, options=options)
+
+    return Section(build, tuple(fields), notes=_mode_note() if not facts.modes else {})
+
+
+def _option_kind(option: platforms.Option) -> Kind:
+    """How an option's value is read: the kind of its default (`Platform.options`)."""
+    if isinstance(option.default, bool):
+        return Boolean()
+    if isinstance(option.default, float | int):
+        integer = not isinstance(option.default, float)
+        kind = Number(above=option.above, at_most=option.at_most, meaning=option.help)
+        return _Whole(kind) if integer else kind
+    return Text(expected=f"text ({option.help})" if option.help else "a non-empty string")
+
+
+@dataclass(eq=False, repr=False)
+class _Whole(Kind):
+    """A number option whose default is an integer: an integer within the bounds."""
+
+    number: Number
+
+    def expects(self) -> str:
+        return self.number.expects().replace("a number", "an integer", 1)
+
+    def read(self, node: Located, path: str, ctx: Context) -> int:
+        value = self.number.read(node, path, ctx)
+        if not isinstance(node, ScalarAt) or not isinstance(node.value, int):
+            raise _wrong(node, path, self.expects())
+        return int(value)
+
+
+def _account_of(facts: platforms.Platform) -> Callable[[str], str]:
+    """`platforms.<name>.account`: a keyring name, in the shape the platform needs."""
+    pattern = re.compile(facts.account_pattern) if facts.account_pattern else None
+
+    def check(text: str) -> str:
+        _account(text)
+        if pattern is not None and not pattern.fullmatch(text):
+            raise Invalid(f"an account as {facts.name} needs it",
+                          facts.account_hint or None)
+        return text
+
+    return check
 
 
 def _mode_note() -> dict[str, str]:

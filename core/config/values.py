@@ -16,7 +16,9 @@ class PersonaConfig:
     """Who the persona is: its name, its time zone, and the operator's own accounts."""
 
     name: str = "persona"
-    timezone: str = "America/New_York"
+    # Not written: UTC, and `tactful config check` says so (docs/scheduling.md); never a
+    # zone of some place the operator did not choose.
+    timezone: str = "UTC"
     owners: tuple[str, ...] = ()  # "platform:handle", normalized
 
 
@@ -42,6 +44,9 @@ class PlatformConfig:
     # The most sends of an action (reply, post, mention, quote, dm) in a rolling 24 hours; the
     # pipeline also keeps to the quotas a platform publishes, whichever is lower.
     limits: dict[str, int] = field(default_factory=dict)
+    # The options the platform declares (`Platform.options`, e.g. `timeout`) that the file
+    # writes, by name; `AdapterSettings.options` adds the declared defaults of the others.
+    options: dict[str, object] = field(default_factory=dict)
 
 
 RESPONDER_KINDS = ("template", "command", "openai")

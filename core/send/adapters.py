@@ -16,9 +16,17 @@ from tactful.core.send.credentials import DEFAULT_ACCOUNT
 
 
 def settings_for(platform: str, config: Config) -> AdapterSettings:
+    """The platform's config section, with every option its `Platform` declares: the value
+    the file writes, else the declared default."""
+    from tactful.core.memory import platforms
+
     section = config.platform(platform)
+    declared = platforms.get(platform, ask_plugins=True)
+    options: dict[str, object] = {o.name: o.default
+                                  for o in (declared.options if declared else ())}
+    options.update(section.options)
     return AdapterSettings(platform=platform, account=section.account or DEFAULT_ACCOUNT,
-                           base_url=section.base_url, mode=section.mode)
+                           base_url=section.base_url, mode=section.mode, options=options)
 
 
 def adapter_for(platform: str, config: Config, host: Host) -> Adapter:
