@@ -42,8 +42,11 @@ def normalize_platform(raw: str, known: tuple[str, ...] | None = None) -> str:
             return platform
         known = platforms.names(ask_plugins=True)
     if platform not in known:
+        # a static entry of that name that could not be loaded is the likely cause: say so
+        broken = next((p for p in platforms.problems() if f" entry {platform!r} " in p), "")
         raise BadInput(
             f"unknown platform {_shown(raw)}; use one of: {', '.join(known) or 'none installed'}"
+            + (f" ({broken})" if broken else "")
         )
     return platform
 
