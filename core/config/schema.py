@@ -313,6 +313,8 @@ class MapOf(Kind):
     # is used (`tactful send`, `tactful config check`), since reading config loads no plugin.
     other: Section[Any] | None = None
     other_name: re.Pattern[str] | None = None
+    # names that may not be keys here, with why and the fix (a memory-only platform)
+    refused: Mapping[str, str] = field(default_factory=dict)
     null_is_empty: ClassVar[bool] = True
 
     def expects(self) -> str:
@@ -327,6 +329,9 @@ class MapOf(Kind):
         for entry in node.entries:
             key_path = _join(path, entry.key)
             ctx.lines[key_path] = entry.key_line
+            if entry.key in self.refused:
+                raise Problem(entry.key_line, key_path, "expected no section for this name",
+                              self.refused[entry.key])
             section = self.items.get(entry.key)
             if section is None and self.other is not None and self.other_name is not None \
                     and self.other_name.fullmatch(entry.key) \
@@ -611,8 +616,12 @@ MEMORY = Section(
     ),
     check=_compaction,
 )
-PLATFORMS_SCHEMA = MapOf({p: _platform_section(p) for p in PLATFORMS},
-                         other=_PLATFORM, other_name=PLATFORM_NAME)
+_MEMORY_ONLY = tuple(p for p in PLATFORMS if platforms.facts(p).memory_only)
+PLATFORMS_SCHEMA = MapOf({p: _platform_section(p) for p in PLATFORMS if p not in _MEMORY_ONLY},
+                         other=_PLATFORM, other_name=PLATFORM_NAME,
+                         refused={p: f"{p} is a memory-only platform: tactful never sends there, "
+                                     "so it has no account, base_url or limits; delete the section"
+                                  for p in _MEMORY_ONLY})
 _COMMAND_ITEM = Text(expected="a non-empty string")
 RESPONDER = Section(
     ResponderConfig,
