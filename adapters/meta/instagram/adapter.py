@@ -75,7 +75,7 @@ def _parse_url(text: str) -> tuple[str, str | None] | None:
     segments = parts.path.split("/")[1:]
     if segments and segments[-1] == "":
         segments.pop()
-    if len(segments) >= 3 and segments[1] not in MEDIA_KINDS:
+    if len(segments) >= 3 and segments[0] not in MEDIA_KINDS:
         segments = segments[1:]  # /<username>/p/<shortcode>/… as shared from a profile
     if len(segments) not in (2, 4) or segments[0] not in MEDIA_KINDS \
             or not _SHORTCODE.fullmatch(segments[1]):
