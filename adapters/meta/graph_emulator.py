@@ -67,7 +67,7 @@ class GraphEmulator(Emulator):
             params = dict(request.query)
             if request.method == "POST" and request.body:
                 params.update(request.form())
-            self._authorize(request, params)
+            authorize(request, params, self.token)
             path = _VERSION.sub("", request.path)
             parts = path.strip("/").split("/")
             if not parts[0]:
@@ -84,16 +84,15 @@ class GraphEmulator(Emulator):
                         match: Callable[[Request], bool] | None = None) -> None:
         """Answer the next matching request as Meta does when a rate limit is reached: HTTP 400
         (the real API answers 400, not 429), the code (4 app, 17 user, 32 page, 613 custom) and
-        usage headers saying when access comes back."""
-        usage = json.dumps({"call_count": 100, "total_cputime": 12, "total_time": 30,
-                            "estimated_time_to_regain_access": minutes})
-        self.fail_next(400, {"error": {"message": "(#4) Application request limit reached",
+        the usage headers, the business one saying when access comes back."""
+        usage = {"call_count": 100, "total_cputime": 12, "total_time": 30}
+        self.fail_next(400, {"error": {"message": f"(#{code}) Application request limit reached",
                                        "type": "OAuthException", "code": code,
                                        "is_transient": True, "fbtrace_id": "AemulatorTrace"}},
-                       {"X-App-Usage": json.dumps({"call_count": 100, "total_cputime": 12,
-                                                   "total_time": 30}),
-                        "X-Business-Use-Case-Usage": json.dumps({"0": [
-                            {"type": "pages", **json.loads(usage)}]})},
+                       {"X-App-Usage": json.dumps(usage),
+                        "X-Business-Use-Case-Usage": json.dumps({"0": [{
+                            "type": "pages", **usage,
+                            "estimated_time_to_regain_access": minutes}]})},
                        match=match)
 
     # ---- shared state -------------------------------------------------------------------------
@@ -107,17 +106,18 @@ class GraphEmulator(Emulator):
         self._serial += 1
         return self._serial
 
-    def _authorize(self, request: Request, params: Mapping[str, str]) -> None:
-        header = request.headers.get("authorization", "")
-        scheme, _, credential = header.partition(" ")
-        token = credential.strip() if scheme.lower() in ("bearer", "oauth") else ""
-        token = token or params.get("access_token", "")
-        if not token:
-            raise GraphError(401, "An active access token must be used to query this endpoint",
-                             190)
-        if token != self.token:
-            raise GraphError(401, "Invalid OAuth access token - Cannot parse access token", 190,
-                             subcode=463)
+def authorize(request: Request, params: Mapping[str, str], token: str) -> None:
+    """The token from a Bearer (or OAuth) header, else the `access_token` parameter; 190 when
+    it is missing or wrong."""
+    header = request.headers.get("authorization", "")
+    scheme, _, credential = header.partition(" ")
+    given = credential.strip() if scheme.lower() in ("bearer", "oauth") else ""
+    given = given or params.get("access_token", "")
+    if not given:
+        raise GraphError(401, "An active access token must be used to query this endpoint", 190)
+    if given != token:
+        raise GraphError(401, "Invalid OAuth access token - Cannot parse access token", 190,
+                         subcode=463)
 
 
 def fields(params: Mapping[str, str], known: frozenset[str], node_type: str) -> list[str]:
