@@ -31,7 +31,8 @@ def _step(title: str) -> None:
 def _config(home: Path, started: dict[str, Emulated]) -> Path:
     lines = ["persona:", "  name: galatea", "platforms:"]
     for name, world in started.items():
-        lines += [f"  {name}:", f"    account: {world.emulator.persona}",
+        # Quoted: an account may be all digits (a Facebook Page id), and YAML would read a number.
+        lines += [f"  {name}:", f"    account: {json.dumps(world.emulator.persona)}",
                   f"    base_url: {world.emulator.base_url}"]
     lines.append("routines:")
     for name in started:
