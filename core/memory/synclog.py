@@ -2,8 +2,8 @@
 
 Every event becomes an outbound entry in its person's file (kind = the action, my text, the
 link, the thread, their side if the log has a paraphrase); my own posts go to the journal.
-Dry runs sent nothing and are skipped; so are events of a forgotten person from before their
-tombstone.
+Dry runs sent nothing and are skipped; so are all events of a forgotten handle or id, whatever
+their dates (a log cannot prove new contact; see docs/log.md).
 
 Idempotent by matching, not by bookkeeping: an event is the same as an entry that carries its
 URL; with no URL on the event, the same as an entry of the same kind with the same full text
@@ -253,7 +253,8 @@ def _apply(person: Person, pending: list[_Pending], stones: _Stones, *, under_lo
     tally = Tally()
     current = stones.current()
     alive = [p for p in pending
-             if not tombstones.buried(current, person.platform, person.handle, p.event.at)]
+             if not tombstones.forgotten(current, person.platform, person.handle,
+                                         p.event.person_id)]
     tally.forgotten = len(pending) - len(alive)
     if under_lock and not alive:
         raise _AllForgotten(tally.forgotten)
@@ -415,7 +416,8 @@ def _read_log(log: Path, mark: Any, report: Report, stones: _Stones,
             elif item.mine:
                 found.posts.append(item)
             elif item.handle is not None:
-                if tombstones.buried(stones.stones, item.platform, item.handle, item.at):
+                if tombstones.forgotten(stones.stones, item.platform, item.handle,
+                                        item.person_id):
                     report.forgotten += 1
                 else:
                     found.buckets.setdefault((item.platform, item.handle),
