@@ -65,14 +65,17 @@ def test_events_land_in_the_right_files_with_the_right_fields(cli, home: Path) -
     ])
     result = cli("sync-log")
     assert result.code == 0, result.err
-    assert "3 events read (from the top)" in result.out and "3 added" in result.out
+    # The first event has their side too: it is two entries, theirs inbound, mine outbound.
+    assert "3 events read (from the top)" in result.out and "4 added" in result.out
     dev = person(home, "example_dev")
     assert dev.id == "1234567890"
-    [entry] = dev.entries
+    theirs, entry = dev.entries
     assert (entry.kind, entry.direction, entry.me, entry.they, entry.link, entry.thread) == (
-        "reply", "outbound", "reply number 1 to @Example_Dev", "asked about evals",
+        "reply", "outbound", "reply number 1 to @Example_Dev", None,
         "https://x.com/galatea/status/1001", "t-9")
-    assert entry.at == datetime(2026, 10, 2, 10, 1, tzinfo=TZ)
+    assert (theirs.kind, theirs.direction, theirs.me, theirs.they, theirs.link) == (
+        "reply", "inbound", None, "asked about evals", "https://x.com/example_dev/status/9")
+    assert entry.at == theirs.at == datetime(2026, 10, 2, 10, 1, tzinfo=TZ)
     [like] = person(home, "bob").entries
     assert (like.kind, like.me, like.link) == ("like", None, None)
     [talk] = person(home, "carol", "bluesky").entries
@@ -81,6 +84,36 @@ def test_events_land_in_the_right_files_with_the_right_fields(cli, home: Path) -
         "bob.md", "carol.md", "example_dev.md"]
     # The summary carries counts, never anyone's words.
     assert "reply number" not in result.out + result.err and "evals" not in result.out
+
+
+def test_someone_known_only_from_the_log_is_no_stranger(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    write_log(home, [event("zoe", 1, they="asked how the desk works",
+                           in_reply_to="https://x.com/zoe/status/77"),
+                     event("zoe", 2, they="thanked me for the answer")])
+    result = cli("sync-log")
+    assert result.code == 0 and "4 added" in result.out
+    card = cli("card", "x", "zoe", "--json")
+    assert card.code == 0
+    data = json.loads(card.out)
+    assert data["relationship"] != "stranger"
+    assert "stranger" not in cli("card", "x", "zoe").out
+    assert [e.direction for e in person(home, "zoe").entries].count("inbound") == 2
+    # From the top again: their side is matched, never added twice.
+    (home / ".sync-state.json").unlink()
+    again = cli("sync-log")
+    assert again.code == 0 and "0 added" in again.out
+
+
+def test_their_side_in_the_log_matches_the_inbound_entry_already_on_file(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    # The batch replier remembered their post (its link) before the log was synced.
+    assert cli("remember", "x", "yan", "--kind", "mention", "--inbound", "--they",
+               "how do I install it?", "--link", "https://x.com/yan/status/5",
+               "--at", "2026-10-02T09:00:00-04:00").code == 0
+    write_log(home, [event("yan", 1, they="asked how to install",
+                           in_reply_to="https://x.com/yan/status/5")])
+    assert "1 added" in cli("sync-log").out  # my reply only
+    assert [e.direction for e in person(home, "yan").entries] == ["inbound", "outbound"]
 
 
 def test_running_twice_adds_nothing(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
