@@ -34,7 +34,9 @@ if TYPE_CHECKING:
     from tactful.core.send.adapter import Session
 
 PLATFORM = facts.NAME
-TEXT_LIMIT = facts.TEXT_LIMIT  # characters (code points) in one message
+TEXT_LIMIT = facts.TEXT_LIMIT  # in one message, counted as Telegram does (facts.TEXT_UNIT)
+TEXT_UNIT = facts.TEXT_UNIT
+text_length = facts.text_length
 DEFAULT_TIMEOUT = 10.0  # seconds per request; the real API answers in well under one
 
 # Inline bots whose usernames are shorter than Telegram's minimum and still become mentions.
@@ -203,6 +205,7 @@ class TelegramAdapter:
 
     platform = PLATFORM
     text_limit = TEXT_LIMIT
+    text_unit = TEXT_UNIT
     read_fields: tuple[str, ...] = ("token",)
     post_fields: tuple[str, ...] = ()
     quotas: Mapping[str, int] = MappingProxyType({})  # Telegram answers 429 instead
@@ -223,7 +226,7 @@ class TelegramAdapter:
         return mentions(text)
 
     def text_length(self, text: str) -> int:
-        return len(text)
+        return text_length(text)
 
     def open(self, credentials: Mapping[str, str]) -> Session:
         token = credentials.get("token", "")

@@ -12,7 +12,16 @@ from __future__ import annotations
 from tactful.core.memory.platforms import Platform
 
 NAME = "telegram"
-TEXT_LIMIT = 4096  # the Bot API limits a message to 4096 characters (code points)
+# The Bot API limits a message to 4096 characters as Telegram counts them: UTF-16 code units,
+# so an emoji outside the Basic Multilingual Plane (🙂) counts two. Counting code points would
+# let long emoji text pass the gate and Telegram refuse it.
+TEXT_LIMIT = 4096
+TEXT_UNIT = "UTF-16 code units"
+
+
+def text_length(text: str) -> int:
+    """The length of a message as Telegram counts it (`TEXT_UNIT`)."""
+    return len(text.encode("utf-16-le")) // 2
 
 PLATFORM = Platform(NAME, numeric_ids=True, modes=("persona", "companion"))
 
@@ -21,7 +30,10 @@ class Chats:
     """Telegram chats, as the companion's gateway sees them (its `ChatPlatform`)."""
 
     name = NAME
-    max_length = TEXT_LIMIT
+    max_length = TEXT_LIMIT  # in TEXT_UNIT: measure with `length`
+
+    def length(self, text: str) -> int:
+        return text_length(text)
 
     def person_of(self, chat_id: int) -> int | None:
         """A private chat's id is its user's id (positive); groups, supergroups and channels
