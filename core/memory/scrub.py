@@ -56,6 +56,7 @@ from __future__ import annotations
 import binascii
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -91,7 +92,7 @@ _Spans = list[tuple[int, int]]
 _MARKER = re.compile(r"\[redacted:(?:" + "|".join(KINDS) + r")\]")
 _DIGIT = re.compile(r"[0-9]")
 # Runs of digits with the separators phones and cards use; the digit rules match inside these.
-_RUN = re.compile(r"[0-9][0-9 ().+/_\-]{3,}+")
+_RUN = re.compile(r"[0-9][0-9 ().+/_\\|*\-]{3,}+")
 # Unbroken tokens long enough to hold a key; the unlabelled-key rules only look inside these.
 _LONG_TOKEN = re.compile(r"(?<!\S)\S{16,}+")
 
@@ -107,7 +108,24 @@ _VIEW_TABLE = {
     **dict.fromkeys(range(0x2002, 0x2007), ord(" ")),
     0x2008: ord(" "),
     **dict.fromkeys((0x2010, 0x2011, 0x2012, 0x2013, 0x2212, 0xFE63), ord("-")),
+    # Full stops that stand in for '.' in an address: ideographic, halfwidth, one-dot leader.
+    **dict.fromkeys((0x3002, 0xFF61, 0x2024, 0xFE52), ord(".")),
 }
+
+
+class _ViewTable(dict[int, int]):
+    """The table above, plus every other decimal digit (Arabic-Indic, Devanagari, mathematical
+    bold...) read as its ASCII digit. Looked up lazily: only characters that turn up are asked
+    about, and each answer is kept."""
+
+    def __missing__(self, cp: int) -> int:
+        digit = unicodedata.decimal(chr(cp), None)
+        value = cp if digit is None else 48 + digit
+        self[cp] = value
+        return value
+
+
+_VIEW = _ViewTable(_VIEW_TABLE)
 # Characters with no width: left out of the view, so "4111\u200b1111..." reads as digits.
 _ZERO_WIDTH = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
 _VISIBLE = re.compile(f"[^{_ZERO_WIDTH}]+")
@@ -118,7 +136,7 @@ def _view(text: str) -> tuple[str, list[int] | None]:
     the two line up one for one)."""
     if text.isascii():
         return text, None
-    view = text.translate(_VIEW_TABLE)
+    view = text.translate(_VIEW)
     if not any(ch in view for ch in _ZERO_WIDTH):
         return view, None
     parts: list[str] = []
@@ -192,7 +210,7 @@ _IBAN_LENGTHS = {
 }  # fmt: skip
 
 
-_IBAN_TAIL = re.compile(r"[ -][A-Za-z0-9]{1,4}$")
+_IBAN_TAIL = re.compile(r"[ .-][A-Za-z0-9]{1,8}$")
 
 
 def _iban_span(m: re.Match[str], text: str) -> tuple[int, int] | None:
@@ -210,7 +228,7 @@ def _iban_span(m: re.Match[str], text: str) -> tuple[int, int] | None:
 
 
 def _iban_valid(raw: str) -> bool:
-    iban = raw.replace(" ", "").replace("-", "").upper()
+    iban = raw.replace(" ", "").replace("-", "").replace(".", "").upper()
     expected = _IBAN_LENGTHS.get(iban[:2])
     if expected is None:
         # Lower case is only trusted for a country that issues IBANs.
@@ -771,7 +789,7 @@ _TLDS = (
     r"|pl|pt|ie|us|ca|au|nz|jp|cn|in|br|mx|ru|eu|email|mail|xyz|tech|online|site"
 )
 # Separators a card number may be grouped by; one kind per number.
-_CARD_SEP = r"(?: ?[-./_] ?| )"
+_CARD_SEP = r"(?: {0,2}[-./_\\|*] {0,2}| {1,3})"
 
 _RULES: tuple[_Rule, ...] = (
     # --- token: formats that announce themselves
@@ -958,7 +976,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "email",
         2,
-        r"(?<![\w.+-])[\[({]?[\w.+-]{1,64}[\]})]?\s{0,3}[\[({]\s{0,3}at\s{0,3}[\]})]\s{0,3}"
+        r"(?<![\w.+-])[\[({]?[\w.+-]{1,64}[\]})]?\s{0,3}[\[({]\s{0,3}(?:at|@)\s{0,3}[\]})]\s{0,3}"
         r"[\[({]?[\w-]{1,63}[\]})]?(?:\s{0,3}[\[({]\s{0,3}(?:dot|\.)\s{0,3}[\]})]\s{0,3}"
         r"[\[({]?[\w-]{1,63}[\]})]?){1,4}",
         needles=("dot]", "dot)", "dot ]", "dot )", "dot}", "[.]", "(.)", "{.}"),
@@ -987,8 +1005,8 @@ _RULES: tuple[_Rule, ...] = (
         3,
         # The look-behind sits after the first letters so the engine can skip ahead cheaply.
         # Any case; spaced or dashed in groups of four.
-        r"[A-Za-z]{2}(?<![A-Za-z0-9][A-Za-z]{2})[0-9]{2}(?:[ -]?[A-Za-z0-9]{4}){2,7}"
-        r"(?:[ -]?[A-Za-z0-9]{1,3})?(?![A-Za-z0-9])",
+        r"[A-Za-z]{2}(?<![A-Za-z0-9][A-Za-z]{2})[0-9]{2}(?:[ .-]?[A-Za-z0-9]{4}){2,7}"
+        r"(?:[ .-]?[A-Za-z0-9]{1,3})?(?![A-Za-z0-9])",
         extend=_iban_span,
         in_links=False,
         # Every IBAN holds a run of four digits or more, within a dozen characters of its start.
@@ -1042,7 +1060,9 @@ _RULES: tuple[_Rule, ...] = (
         r"(?<![A-Za-z0-9_.,/+:$€£¥=-])(?:[0-9]{13,19}"
         rf"|[0-9]{{4}}(?P<s>{_CARD_SEP})[0-9]{{4}}(?P=s)[0-9]{{4}}(?P=s)[0-9]{{1,4}}"
         r"(?:(?P=s)[0-9]{1,3})?"
-        rf"|[0-9]{{4}}(?P<t>{_CARD_SEP})[0-9]{{6}}(?P=t)[0-9]{{4,5}})"
+        rf"|[0-9]{{4}}(?P<t>{_CARD_SEP})[0-9]{{6}}(?P=t)[0-9]{{4,5}}"
+        # Two halves (4532015-1283...), or one digit at a time ("4 5 3 2 0 1 ...").
+        rf"|[0-9]{{8}}(?P<u>{_CARD_SEP})[0-9]{{8,11}}|[0-9](?: [0-9]){{12,18}})"
         r"(?![A-Za-z0-9_/]|[.,-][0-9])",
         check=_card_ok,
         in_links=False,
@@ -1183,7 +1203,9 @@ _RULES: tuple[_Rule, ...] = (
         "phone",
         5,
         # Not part of a longer row of numbers: "04 11 23 35 42 49" is a lottery draw.
-        r"(?<![\w.+/=:-])(?<![0-9] )0[0-9]{1,4}(?:[ ./-][0-9]{2,8}){1,4}(?![\w]|[ .,:/-][0-9])",
+        # The trunk part may sit in brackets: (020) 7946 0958, (0)6-12345678.
+        r"(?<![\w.+/=:-])(?<![0-9] )(?:0[0-9]{1,4}|\(0[0-9]{1,4}\) ?|\(0\) ?[1-9][0-9]{0,3})"
+        r"(?:[ ./-]?(?<=[ ./)-])[0-9]{2,8}){1,4}(?![\w]|[ .,:/-][0-9])",
         check=_digit_count(10, 11),
         in_links=False,
         run=11,
