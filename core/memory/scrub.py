@@ -61,6 +61,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from tactful.core.memory.seedwords import seed_words
+
 __all__ = ["KINDS", "Scrubbed", "scrub"]
 
 KINDS: tuple[str, ...] = (
@@ -323,9 +325,33 @@ def _wif_ok(m: re.Match[str], text: str) -> bool:
 
 def _nino_ok(m: re.Match[str], text: str) -> bool:
     value = m.group(0)
-    spaced = " " in value
-    # All spaced or none ("AB 12 34 56 C" or "AB123456C"), and not a run of shouting.
-    return (not spaced or value.count(" ") == 4) and value[:2].isupper() == value[-1].isupper()
+    # Letters in one case ("AB123456C", "ab 123456 c"), not a run of shouting.
+    return value[:2].isupper() == value[-1].isupper()
+
+
+def _id_value_ok(m: re.Match[str], text: str) -> bool:
+    """After an ID keyword: six digits at least ("passport 2026 renewal" names a year), or a
+    passport-style mix of eight letters and digits with two digits or more (C01X00T47)."""
+    value = _value(m, text)
+    digits = len(_digits(value))
+    return digits >= 6 or (digits >= 2 and len(value) >= 8 and value.isalnum())
+
+
+def _belgian_id_ok(m: re.Match[str], text: str) -> bool:
+    """Belgian national number: 97 minus the first nine digits mod 97 (with a leading 2 for
+    those born from 2000 on)."""
+    digits = _digits(m.group(0))
+    body, check = int(digits[:9]), int(digits[9:])
+    return check in (97 - body % 97, 97 - (2_000_000_000 + body) % 97)
+
+
+_HETU_CHECK = "0123456789ABCDEFHJKLMNPRSTUVWXY"
+
+
+def _hetu_ok(m: re.Match[str], text: str) -> bool:
+    """Finnish personal identity code: the check character indexes DDMMYYNNN mod 31."""
+    value = m.group(0).upper()
+    return _HETU_CHECK[int(value[:6] + value[7:10]) % 31] == value[10]
 
 
 def _bsn_ok(m: re.Match[str], text: str) -> bool:
@@ -911,6 +937,18 @@ _RULES: tuple[_Rule, ...] = (
         needs_digit=True,
         token=64,
     ),
+    # The same key written in four groups of sixteen or eight groups of eight.
+    _Rule(
+        "token",
+        0,
+        r"(?<![A-Za-z0-9:-])(?:[0-9a-fA-F]{16}(?P<s>[ :-])[0-9a-fA-F]{16}(?P=s)[0-9a-fA-F]{16}"
+        r"(?P=s)[0-9a-fA-F]{16}|[0-9a-fA-F]{8}(?P<t>[ :-])(?:[0-9a-fA-F]{8}(?P=t)){6}"
+        r"[0-9a-fA-F]{8})(?![A-Za-z0-9:-])",
+        check=_hex_key,
+        in_links=False,
+        needs_digit=True,
+        gate=r"[0-9a-fA-F]{8}[ :-][0-9a-fA-F]{8}",
+    ),
     # Wallet import format keys, checked against their own checksum.
     _Rule(
         "token",
@@ -1099,13 +1137,14 @@ _RULES: tuple[_Rule, ...] = (
         r"|dni|nie|nif|nino|ni\s+number|tax\s+id|(?:id|identity)\s+card|steuer-?id"
         r"|steuer-?identifikationsnummer|steuernummer|idnr|identifikationsnummer|nir|insee"
         r"|s[eé]curit[eé]\s+sociale|s[eé]cu|codice\s+fiscale|cf|personnummer|pesel"
+        r"|reisepass|pasaporte|passeport|paspoort|passaporto|rijksregisternummer"
+        r"|henkilötunnus|hetu|cpr-?nummer|fødselsnummer"
         r"|(?:id|identity|identification)(?=\s{0,4}(?:number|no\b|nr\b|#)))"
         r"(?:\s{0,4}(?:number|num\b\.?|no\b\.?|nr\b\.?|#))?\s{0,4}(?:[:#=]|\bis\b|\bwas\b|\bes\b"
-        r"|\best\b|\bist\b|\bè\b|\bis\b)?\s{0,4}"
+        r"|\best\b|\bist\b|\bè\b|\bto\b|\bjest\b|\bär\b|\ber\b)?\s{0,4}"
         r"(?P<v>[0-9](?:[ .-]?[0-9]){3,15}"
         r"|(?=[a-z]{0,20}[0-9])[a-z0-9]{1,20}(?:-[a-z0-9]{1,20}){0,3})(?![\w-])",
-        # Six digits at least: "passport 2026 renewal" names a year.
-        check=_min_digits(6),
+        check=_id_value_ok,
         in_links=False,
         needs_digit=True,
         lower=True,
@@ -1114,18 +1153,42 @@ _RULES: tuple[_Rule, ...] = (
             "licen", "personalausweis", "dni", "nie", "nif", "nino", "ni number", "tax",
             "id number", "id no", "id nr", "id#", "id #", "id card", "identi", "steuer", "idnr",
             "nir", "insee", "sociale", "secu", "sécu", "fiscale", "cf", "personnummer", "pesel",
+            "reisepass", "pasaporte", "passeport", "paspoort", "passaporto", "rijksregister",
+            "henkilötunnus", "hetu", "cpr", "fødselsnummer",
         ),
         word_start=True,
     ),
-    # UK National Insurance numbers: two letters, three pairs of digits, a letter A-D.
+    # UK National Insurance numbers: two letters, three pairs of digits, a letter A-D; written
+    # together, in pairs (spaces or dashes), or as letters around the six digits.
     _Rule(
         "id",
         4,
-        r"(?<![A-Za-z0-9])[A-Za-z]{2} ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-Da-d](?![A-Za-z0-9])",
+        r"(?<![A-Za-z0-9])[A-Za-z]{2}(?:(?P<s>[ -]?)[0-9]{2}(?P=s)[0-9]{2}(?P=s)[0-9]{2}(?P=s)"
+        r"| [0-9]{6} )[A-Da-d](?![A-Za-z0-9])",
         check=_nino_ok,
         in_links=False,
         run=6,
         pad=(4, 4),
+    ),
+    # Belgian national numbers (YY.MM.DD-NNN.CC) and Finnish identity codes (DDMMYY-NNNC): the
+    # punctuation and the check digits are distinctive enough without a keyword.
+    _Rule(
+        "id",
+        4,
+        r"(?<![\w.,/+:$€£¥=-])[0-9]{2}\.[01][0-9]\.[0-3][0-9]-[0-9]{3}\.[0-9]{2}(?![\w]|[.,-][0-9])",
+        check=_belgian_id_ok,
+        in_links=False,
+        run=8,
+    ),
+    _Rule(
+        "id",
+        4,
+        r"(?<![\w.,/+:$€£¥=-])[0-3][0-9][01][0-9]{3}[-+A-FU-Ya-fu-y][0-9]{3}[0-9A-Ya-y]"
+        r"(?![\w-])",
+        check=_hetu_ok,
+        in_links=False,
+        run=6,
+        pad=(2, 6),
     ),
     # Dutch BSN written 1234.56.782, German tax id written 12 345 678 901: the shape plus the
     # check digit is enough without a keyword.
@@ -1364,27 +1427,83 @@ def _emails(text: str) -> Iterator[tuple[int, int]]:
         yield start, m.end()
 
 
-# Base64 that wraps a secret: decoded (in bounded spans) and scrubbed on its own.
-_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}+={0,2}")
+# Base64 that wraps a secret: decoded (in bounded spans) and scrubbed on its own, two layers
+# deep at most.
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}+={0,2}")
 _BASE64_SPAN = 4096
+_BASE64_DEPTH = 2
 _URLSAFE = str.maketrans("-_", "+/")
+_LAYOUT = str.maketrans("", "", "\n\r\t")
+# "user:password", as HTTP Basic credentials carry them.
+_CREDENTIAL_PAIR = re.compile(r"[^\s:]{1,64}:(?P<v>\S{6,128})")
+_BASIC = re.compile(r"(?i:basic)\s{1,4}$")
 
 
-def _wrapped_secrets(text: str, depth: int) -> Iterator[tuple[int, int]]:
+def _decoded(run: str) -> str | None:
+    """The text a base64 run stands for, or None when it is not printable text."""
+    body = run.rstrip("=")
+    if len(body) > _BASE64_SPAN or (body.isalpha() and (body.islower() or body.isupper())):
+        return None
+    body = body.translate(_URLSAFE)
+    body += "=" * (-len(body) % 4)
+    try:
+        decoded = binascii.a2b_base64(body).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    if len(decoded) < 12 or not decoded.translate(_LAYOUT).isprintable():
+        return None
+    return decoded
+
+
+def _credential_pair(decoded: str, basic: bool) -> bool:
+    pair = _CREDENTIAL_PAIR.fullmatch(decoded)
+    if pair is None:
+        return False
+    value = pair.group("v")
+    return basic or (any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value))
+
+
+def _wrapped_secrets(text: str, depth: int) -> Iterator[tuple[int, int, str]]:
+    """Base64 runs whose text holds a finding, with the kind to report (secrets first)."""
     for m in _BASE64_RUN.finditer(text):
-        run = m.group(0)
-        body = run.rstrip("=")
-        if len(body) > _BASE64_SPAN or (body.isalpha() and (body.islower() or body.isupper())):
+        basic = _BASIC.search(text, max(0, m.start() - 10), m.start()) is not None
+        # Short runs only after "Basic": "admin:pass" fits in twenty characters.
+        if m.end() - m.start() < 24 and not basic:
             continue
-        body = body.translate(_URLSAFE)
-        body += "=" * (-len(body) % 4)
-        try:
-            decoded = binascii.a2b_base64(body).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError, ValueError):
+        decoded = _decoded(m.group(0))
+        if decoded is None:
             continue
-        if not decoded.isprintable() or len(decoded) < 12:
-            continue
-        if any(hit.kind in ("token", "password") for hit in _find(decoded, depth + 1)):
+        inner = _find(decoded, depth + 1)
+        if inner:
+            kinds = {hit.kind for hit in inner}
+            kind = next((k for k in ("token", "password") if k in kinds), None)
+            yield m.start(), m.end(), kind or min(inner, key=lambda h: h.rank).kind
+        elif _credential_pair(decoded, basic):
+            yield m.start(), m.end(), "token"
+
+
+# Seed phrases separated by anything but single spaces (commas, new lines, dashes, numbers):
+# twelve or more words in a row, nearly all of them from the BIP-39 list.
+_SEED_WORD = r"[a-z]{3,8}(?![a-z0-9'’])"
+_SEED_GAP = (
+    r"(?:[ \t]{0,3}[,;|/-])?(?:[ \t]{0,3}\r?\n)?[ \t]{0,8}"
+    r"(?:(?:[0-9]{1,2}[.):]|#[0-9]{1,2})[ \t]{0,3})?"
+)
+# A run's words never overlap its gaps (a gap holds no letter), so a failed run costs at most
+# a dozen words of backtracking.
+_SEED_RUN = re.compile(rf"(?<![\w'’-]){_SEED_WORD}(?:{_SEED_GAP}{_SEED_WORD}){{11,}}+")
+_SEED_MIN_TEXT = 12 * 4 - 1
+_LETTERS = re.compile(r"[a-z]+")
+
+
+def _seed_phrases(lowered: str) -> Iterator[tuple[int, int]]:
+    for m in _SEED_RUN.finditer(lowered):
+        words = _LETTERS.findall(m.group(0))
+        listed = seed_words()
+        known = sum(1 for word in words if word in listed)
+        repeats = len(words) - len(set(words))
+        # One word off the list (a typo) and one repeat in a long phrase are allowed.
+        if known >= max(12, len(words) - 1) and repeats <= (1 if len(words) >= 20 else 0):
             yield m.span()
 
 
@@ -1455,8 +1574,12 @@ def _find_in(text: str, depth: int) -> list[_Hit]:
         for start, end in _emails(text):
             if not marked.hits(start, end):
                 hits.append(_Hit(start, end, "email", _EMAIL_RANK))
-    if depth == 0:
-        for start, end in _wrapped_secrets(text, depth):
+    if depth < _BASE64_DEPTH:
+        for start, end, kind in _wrapped_secrets(text, depth):
+            if not marked.hits(start, end):
+                hits.append(_Hit(start, end, kind, 0))
+    if size >= _SEED_MIN_TEXT:
+        for start, end in _seed_phrases(lowered):
             if not marked.hits(start, end):
                 hits.append(_Hit(start, end, "token", 0))
     for rule in _RULES:
