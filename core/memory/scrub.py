@@ -995,7 +995,8 @@ _RULES: tuple[_Rule, ...] = (
         "email",
         2,
         r"(?<![\w.+-])[\w.+-]{1,64}(?:@| @ )(?:[\w-]{1,63}(?:\[\.\]|\(\.\)|\{\.\}|\.))+"
-        rf"(?:{_TLDS})\b",
+        # Not a clone address (git@host:org/repo).
+        rf"(?:{_TLDS})\b(?!:\S)",
         needles=("@",),
         lower=True,
     ),
@@ -1322,7 +1323,7 @@ _RULES: tuple[_Rule, ...] = (
         6,
         r"(?<![\w.,/:-])[0-9]{1,4}(?:\s?(?:bis|ter))?,?\s{1,4}"
         r"(?i:rue|avenue|boulevard|bd|chemin|allée|impasse|quai|place)\s{1,4}"
-        r"(?:(?i:de|du|des|la|le|l'|d')\s{0,4}){0,3}[A-ZÀ-ÖØ-Þ][\w'’-]{0,40}",
+        r"(?:(?i:de|du|des|la|le|l'|d')\s{0,4}){0,3}[A-ZÀ-ÖØ-Þ][\w'’-]{1,40}",
         in_links=False,
         needles=("rue", "avenue", "boulevard", "bd", "chemin", "allée", "impasse", "quai", "place"),
         needs_digit=True,
