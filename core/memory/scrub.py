@@ -1253,7 +1253,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "address",
         6,
-        r"(?<![\w.,/:$€£-])(?P<n>[0-9]{1,5})[A-Za-z]?(?:-[0-9]{1,5})?,?\s{1,4}"
+        # A unit may come first: 5/12 Smith Street.
+        r"(?<![\w.,/:$€£-])(?:[0-9]{1,4}/)?(?P<n>[0-9]{1,5})[A-Za-z]?(?:-[0-9]{1,5})?,?\s{1,4}"
         rf"(?:(?:{_NAME}|[0-9]{{1,3}}(?:st|nd|rd|th))\s{{1,4}}){{1,4}}"
         rf"(?:{_STREET_SUFFIX})\b\.?(?:\s+(?:N|S|E|W|NE|NW|SE|SW)\b)?",
         check=_address_ok,
@@ -1304,16 +1305,16 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "address",
         6,
-        r"(?<![\w-])(?:Calle|Avenida|Avda\.|Av\.|Paseo|Rua|Rúa|Via|Viale|Piazza|Corso|Largo"
-        r"|Vicolo|Strada|Carrer|ul\.|ulica|al\.|aleja|pl\.|plac)\s{1,4}"
-        r"(?:(?:de|del|la|los|las|do|da|dos|das|di"
-        r"|della)\s{1,4}){0,3}[A-ZÀ-ÖØ-ÞŁŚŻŹĆŃÓ][\w'’-]{0,40}"
+        r"(?<![\w-])(?:(?:Calle|Avenida|Avda\.|Av\.|Paseo|Rua|Rúa|Via|Viale|Piazza|Corso"
+        r"|Largo|Vicolo|Strada|Carrer|ul\.|ulica|al\.|aleja|pl\.|plac)\s{1,4}|[Cc]/\s{0,4})"
+        r"(?:(?:de|del|la|los|las|do|da|dos|das|di|della|dei|degli|delle|dello)\s{1,4}){0,3}[A-ZÀ-ÖØ-ÞŁŚŻŹĆŃÓ][\w'’-]{0,40}"
         r"(?:\s{1,4}[A-ZÀ-ÖØ-ÞŁŚŻŹĆŃÓ][\w'’-]{0,40})?,?\s{1,4}(?:n[º°o]\.?\s{0,4})?[0-9]{1,5}(?![\w])",
         check=_not_a_count,
         in_links=False,
         needles=(
             "calle", "avenida", "avda.", "av.", "paseo", "rua", "rúa", "via", "viale", "piazza",
             "corso", "largo", "vicolo", "strada", "carrer", "ul.", "ulica", "al.", "aleja", "pl.",
+            "c/",
             "plac",
         ),
         needs_digit=True,
@@ -1454,12 +1455,12 @@ def _wrapped_secrets(text: str, depth: int) -> Iterator[tuple[int, int, str]]:
 _SEED_WORD = r"[a-z]{3,8}(?![a-z0-9'’])"
 _SEED_GAP = (
     r"(?:[ \t]{0,3}[,;|/-])?(?:[ \t]{0,3}\r?\n)?[ \t]{0,8}"
-    r"(?:(?:[0-9]{1,2}[.):]|#[0-9]{1,2})[ \t]{0,3})?"
+    r"(?:(?:[0-9]{1,2}[.):-]|#[0-9]{1,2})[ \t]{0,3})?"
 )
 # A run's words never overlap its gaps (a gap holds no letter), so a failed run costs at most
 # a dozen words of backtracking.
 _SEED_RUN = re.compile(
-    rf"(?<![\w'’-])(?:[0-9]{{1,2}}[.):][ \t]{{0,3}})?{_SEED_WORD}"
+    rf"(?<![\w'’-])(?:[0-9]{{1,2}}[.):-][ \t]{{0,3}})?{_SEED_WORD}"
     rf"(?:{_SEED_GAP}{_SEED_WORD}){{11,}}+"
 )
 _SEED_MIN_TEXT = 12 * 4 - 1
