@@ -16,9 +16,9 @@ class PersonaConfig:
     """Who the persona is: its name, its time zone, and the operator's own accounts."""
 
     name: str = "persona"
-    # Not written: UTC, and `tactful config check` says so (docs/scheduling.md); never a
-    # zone of some place the operator did not choose.
-    timezone: str = "UTC"
+    # Not written: the documented default, and `tactful config check` says so
+    # (docs/scheduling.md), so it is never a silent choice.
+    timezone: str = "America/New_York"
     owners: tuple[str, ...] = ()  # "platform:handle", normalized
 
 

@@ -6,6 +6,12 @@ table (`[project.entry-points."tactful.platforms"]`); it imports nothing but mem
 
 from __future__ import annotations
 
-from tactful.core.memory.platforms import Platform
+from tactful.core.memory.platforms import Option, Platform
 
-PLATFORM = Platform("facebook", numeric_ids=True)
+# `platforms.<name>.timeout`: a hung platform must not hang a batch
+TIMEOUT = Option("timeout", 10.0, above=0, at_most=120, help="seconds per request")
+
+# `account` is the Page id, all digits (quoted in YAML, which would read a number).
+PLATFORM = Platform("facebook", numeric_ids=True, options=(TIMEOUT,),
+                    account_pattern=r"[0-9]{1,30}",
+                    account_hint="write the Page's numeric id in quotes, e.g. \"104000000000001\"")
