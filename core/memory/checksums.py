@@ -1,8 +1,8 @@
 """Check digits and checksums the scrubber validates a number with before redacting it.
 
 A shape alone is not enough to call a run of digits a card number or an id: these tell a real
-one from an order number or a typo (see docs/memory.md, "What the scrubber removes"). Each takes
-the value as written, or only its digits where the name says so, and answers yes or no.
+one from an order number or a typo (docs/memory.md lists what the scrubber checks). Each takes
+the value as written, or only its digits where the argument says so, and answers yes or no.
 """
 
 from __future__ import annotations

@@ -3,43 +3,49 @@
 It replaces what looks like a secret or a piece of personal data with a marker such as
 `[redacted:email]` and reports which kinds it removed, so the entry can say so. The kinds:
 
-- email: user@host.tld (also with a fullwidth or small ＠), "name [at] host [dot] tld",
-  "name at host dot com", defanged "user@host[.]com"; not @handles or user@instance handles
+- email: user@host.tld (also with a fullwidth or small ＠, or an odd full stop), "name [at]
+  host [dot] tld", "name [@] host [.] tld", "name at host dot com", defanged
+  "user@host[.]com"; not @handles, user@instance handles or git@host:org/repo
 - phone: +international (also "(+44)"), 00-international, (555) 123-4567 style, trunk-0
-  national numbers with spaces, dots, dashes or slashes, and any number after "phone:", "tel",
-  "mobile", ...
+  national numbers with spaces, dots, dashes or slashes (the trunk part may sit in brackets),
+  and any number after "phone:", "tel", "mobile", ...
 - password: the value after password/pw/passcode/PIN/wachtwoord/... and in user:pass@ links;
   after "my password is" a value of plain words or dash groups counts too ("purple monkey
   dishwasher", "tiger-lamp-orbit-nine"), prose does not ("is weak", "is case-sensitive")
 - token: provider keys (OpenAI, Anthropic, xAI, GitHub, GitLab, Slack, Stripe, Google, AWS,
   Azure, DigitalOcean, Alibaba, Hugging Face, npm, Telegram bots, X bearer), JWTs, private key
   blocks, Bearer/Authorization values, random-looking values after key/token/secret, and
-  unlabelled secrets: 40-character cloud secret keys, 64-hex private keys, WIF keys (checked),
-  extended private keys, seed phrases (12 to 24 plain words), and base64 that wraps any of these
-- card: 13-19 digits, plain or grouped by spaces, dashes, dots, slashes or underscores,
-  Luhn-valid and starting like a card (2-6)
+  unlabelled secrets: 40-character cloud secret keys, 64-hex private keys (whole or grouped),
+  WIF keys (checked), extended private keys, seed phrases (twelve or more BIP-39 words however
+  separated), and base64 that wraps a finding (two layers at most; the inner kind is reported)
+  or Basic credentials
+- card: 13-19 digits, plain or grouped by spaces, dashes, dots, slashes, underscores,
+  backslashes, bars or asterisks (or in halves, or digit by digit), Luhn-valid and starting like
+  a card (2-6)
 - id: US SSNs, UK National Insurance numbers, Dutch BSNs (11-check), German tax ids (check
   digit), French NIRs (key), Spanish DNI/NIE (check letter), Italian codici fiscali (check
-  letter), and numbers after passport/SSN/BSN/national id/driver's license/Steuer-ID/...
-- bank: IBANs (mod-97, any case, spaced or dashed), account/routing/sort-code numbers after
-  their keyword
+  letter), Belgian national numbers (mod 97), Finnish identity codes (check character), and
+  numbers after passport/SSN/BSN/national id/driver's license/Steuer-ID/PESEL/...
+- bank: IBANs (mod-97, any case, spaced, dashed or dotted), account/routing/sort-code
+  numbers after their keyword
 - address: house number + street + suffix (Street, Ave, Loop, Grove, Mews...; lower case too
   after "live at", "ship to"...), Dutch/German/Nordic/Finnish glued streets (Kerkstraat 12,
   Kungsgatan 5), French/Spanish/Portuguese/Italian/Polish/Hungarian forms, P.O. Box/Postbus
 
 Design choices, all in favour of leaving ordinary prose alone:
 
-- Structured numbers are validated, not just shaped: card numbers must pass Luhn and start like
-  a real card, IBANs must pass mod-97, national ids their check digit or letter, WIF keys their
-  checksum, SSNs must fall in assignable ranges.
+- Structured numbers are validated, not just shaped (core/memory/checksums.py): card numbers
+  must pass Luhn and start like a real card, IBANs must pass mod-97, national ids their check
+  digit or letter, WIF keys their checksum, SSNs must fall in assignable ranges.
 - A bare run of digits is never a phone or an ID on its own: phones need a `+`, separators or a
   keyword; IDs and account numbers need a keyword or a checksummed national format. Links keep
   their digits (status ids).
 - Keyword rules keep the keyword and redact only the value, so the line still reads.
 - Markers already in the text are never touched, and scrubbing repeats until a pass finds
   nothing, which makes `scrub` idempotent by construction rather than by luck.
-- The rules read a normalized view of the text: fullwidth forms as ASCII, non-breaking and
-  other odd spaces as spaces, odd hyphens as '-', zero-width characters left out. Each finding
+- The rules read a normalized view of the text: fullwidth forms and every script's decimal
+  digits as ASCII, non-breaking and other odd spaces as spaces, odd hyphens as '-', odd full
+  stops as '.', zero-width characters left out. Each finding
   is mapped back to the original, so everything outside a marker is kept byte for byte.
 
 Cost is linear in the length of the text. Every pattern either consumes what it scans or is
