@@ -137,13 +137,18 @@ _VIEW_TABLE = {
 class _ViewTable(dict[int, int]):
     """The table above, plus every other decimal digit (Arabic-Indic, Devanagari, mathematical
     bold...) read as its ASCII digit. Looked up lazily: only characters that turn up are asked
-    about, and each answer is kept."""
+    about, and the answers are kept, up to a bound (a text of every code point must not grow
+    the table without end)."""
 
     def __missing__(self, cp: int) -> int:
         digit = unicodedata.decimal(chr(cp), None)
         value = cp if digit is None else 48 + digit
-        self[cp] = value
+        if len(self) < _VIEW_CACHE:
+            self[cp] = value
         return value
+
+
+_VIEW_CACHE = 50_000
 
 
 _VIEW = _ViewTable(_VIEW_TABLE)
