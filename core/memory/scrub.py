@@ -451,6 +451,13 @@ def _min_digits(n: int) -> _Check:
     return check
 
 
+def _trunk_phone_ok(m: re.Match[str], text: str) -> bool:
+    """Ten or eleven digits; nine when the area code sits in brackets, a phone's own way of
+    writing it: (030) 901820."""
+    count = len(_digits(m.group(0)))
+    return (9 if m.group(0).startswith("(") else 10) <= count <= 11
+
+
 def _digit_count(low: int, high: int) -> _Check:
     def check(m: re.Match[str], text: str) -> bool:
         return low <= len(_digits(_value(m, text))) <= high
@@ -1145,7 +1152,7 @@ _RULES: tuple[_Rule, ...] = (
         # The trunk part may sit in brackets: (020) 7946 0958, (0)6-12345678.
         r"(?<![\w.+/=:-])(?<![0-9] )(?:0[0-9]{1,4}|\(0[0-9]{1,4}\) ?|\(0\) ?[1-9][0-9]{0,3})"
         r"(?:[ ./-]?(?<=[ ./)-])[0-9]{2,8}){1,4}(?![\w]|[ .,:/-][0-9])",
-        check=_digit_count(10, 11),
+        check=_trunk_phone_ok,
         in_links=False,
         run=11,
     ),
