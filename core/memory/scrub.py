@@ -687,7 +687,7 @@ _API_WORDS = (
     r"(?:api[_ -]?key|apikey|x-api-key|access[_ -]?key|secret[_ -]?key|access[_ -]?token"
     r"|auth[_ -]?token|refresh[_ -]?token|id[_ -]?token|session[_ -]?(?:id|token|key)"
     r"|client[_ -]?secret|private[_ -]?key|signing[_ -]?key|accountkey|sharedaccesskey"
-    r"|shared[_ -]?access[_ -]?(?:key|signature)|secret|token|key|sig|credentials?)"
+    r"|shared[_ -]?access[_ -]?(?:key|signature)|secret|token|key|signature|sig|credentials?)"
     r"(?:[_-][A-Za-z0-9]{1,20}){0,4}\b[\"']?"
 )
 
