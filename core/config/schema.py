@@ -175,6 +175,25 @@ class Integer(Kind):
 
 
 @dataclass(eq=False, repr=False)
+class Number(Kind):
+    """A number (integer or decimal), never a boolean; at least `minimum`."""
+
+    minimum: float = 0
+
+    def expects(self) -> str:
+        return f"a number of at least {self.minimum:g}"
+
+    def read(self, node: Located, path: str, ctx: Context) -> float:
+        value = node.value if isinstance(node, ScalarAt) else None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            raise _wrong(node, path, "a number", "true and false are not numbers"
+                         if isinstance(value, bool) else None)
+        if value < self.minimum or value == float("inf"):
+            raise _wrong(node, path, self.expects())
+        return float(value)
+
+
+@dataclass(eq=False, repr=False)
 class Boolean(Kind):
     """true or false, never a quoted word or a number."""
 
@@ -557,13 +576,20 @@ COMPANION = Section(
         Field("responder", Text(expected=_NAME_EXPECTED), optional=True),
         Field("prompt", FolderPath(), optional=True),
         Field("window_messages", Integer(minimum=1)),
-        Field("window_minutes", Integer(minimum=1)),
+        # Minutes and hours may be decimal: the timers' minimums are the companion's
+        # (docs/companion.md, "Timers"), so a test may shorten them.
+        Field("window_minutes", Number(minimum=0.001)),
         Field("daily_cap", Integer(minimum=1)),
         Field("join_seconds", Integer(minimum=0)),
         Field("parallel_turns", Integer(minimum=1)),
         Field("turn_timeout", Integer(minimum=1)),
         Field("history_days", Integer(minimum=1)),
-        Field("memory_pass_hours", Integer(minimum=1)),
+        Field("memory_pass_hours", Number(minimum=0.0001)),
+        Field("first_pass_minutes", Number(), optional=True),
+        Field("typing_pace", Number()),
+        Field("release_tick_seconds", Number(minimum=0.01)),
+        Field("release_jitter_min_seconds", Number()),
+        Field("release_jitter_max_seconds", Number()),
         Field("quiet_minutes", Integer(minimum=0)),
         Field("pass_messages", Integer(minimum=1)),
         Field("default_timezone", Text(expected=_ZONE_EXPECTED, check=_time_zone),
