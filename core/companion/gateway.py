@@ -299,13 +299,14 @@ class Gateway:
         first = not held
         current = max((p.release_at for p in held), default=None)
         until = decision.until if isinstance(decision, limits.Held) else self.clock()
-        if current is None or (isinstance(decision, limits.Held) and until > current):
+        moved = current is None or (isinstance(decision, limits.Held) and until > current)
+        if moved or current is None:
             release = limits.release_at(until, self.rng, jitter=self.timers.release_jitter)
-            if current is not None:
-                self.store.move_release(message.chat_id, release)
         else:
             release = current
-        with self.store.together():  # one commit: its time (not counted) and the message
+        with self.store.together():  # one commit: its time (not counted), the message, the move
+            if moved and current is not None:
+                self.store.move_release(message.chat_id, release)
             self.store.record_user_message(message.chat_id, message.at, counted=False)
             self.store.hold(message.chat_id, message.message_id, text, message.at, release,
                             user_id=message.user_id, handle=message.handle)
