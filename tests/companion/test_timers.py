@@ -131,6 +131,14 @@ async def test_companion_pass_rewrites_the_notes_now(world: World, tmp_path: Pat
     assert "tea" not in result.out.replace("Likes tea", "")  # counts only, never the chat
 
 
+async def test_companion_pass_for_a_bot_that_never_ran_says_which_do(
+        world: World, cli) -> None:  # type: ignore[no-untyped-def]
+    await world.say("pass_b", "hello")
+    result = cli("companion", "pass", "--bot", "nobody")
+    assert result.code == 2
+    assert "no bot 'nobody'" in result.err and "persona" in result.err
+
+
 async def test_after_a_restart_the_memory_pass_keeps_its_schedule(world: World) -> None:
     world.gateway.config = replace(world.gateway.config, quiet_minutes=0)
     world.responder.replies = ["Hi!"]
