@@ -253,8 +253,9 @@ def test_routine_list_shows_schedules_and_the_default_sync(cli, batch_config: Pa
     result = cli("--config", str(batch_config), "routine", "list")
     assert result.code == 0, result.err
     lines = result.out.splitlines()
-    assert lines[0].startswith("nightly-sync: sync-log, 30 22 * * * (America/New_York), next ")
-    assert lines[1].startswith("reply: batch-reply, */30 9-22 * * * (America/New_York), next ")
+    # the config sets no zone: UTC (docs/scheduling.md)
+    assert lines[0].startswith("nightly-sync: sync-log, 30 22 * * * (UTC), next ")
+    assert lines[1].startswith("reply: batch-reply, */30 9-22 * * * (UTC), next ")
     assert lines[1].endswith("platform recorder")
 
 
@@ -263,6 +264,7 @@ def test_an_unknown_routine_or_kind_is_bad_input(cli, batch_config: Path) -> Non
     batch_config.write_text("routines:\n  odd:\n    kind: teleport\n")
     result = cli("--config", str(batch_config), "routine", "run", "odd")
     assert result.code == 2 and "no routine kind 'teleport' is installed" in result.err
+    assert f"{batch_config}:3: routines.odd.kind: " in result.err  # where to fix it
 
 
 def test_the_nightly_sync_routine(cli, recorder, home: Path) -> None:
