@@ -34,7 +34,9 @@ if TYPE_CHECKING:
     from tactful.core.send.adapter import Session
 
 PLATFORM = facts.NAME
-TEXT_LIMIT = facts.TEXT_LIMIT  # characters (code points) in one message
+TEXT_LIMIT = facts.TEXT_LIMIT  # in one message, counted as Telegram does (facts.TEXT_UNIT)
+TEXT_UNIT = facts.TEXT_UNIT
+text_length = facts.text_length
 
 # Inline bots whose usernames are shorter than Telegram's minimum and still become mentions.
 SHORT_MENTIONS = frozenset({"gif", "vid", "pic"})
@@ -195,6 +197,7 @@ class TelegramAdapter:
 
     platform = PLATFORM
     text_limit = TEXT_LIMIT
+    text_unit = TEXT_UNIT
     read_fields: tuple[str, ...] = ("token",)
     post_fields: tuple[str, ...] = ()
     quotas: Mapping[str, int] = MappingProxyType({})  # Telegram answers 429 instead
@@ -215,7 +218,7 @@ class TelegramAdapter:
         return mentions(text)
 
     def text_length(self, text: str) -> int:
-        return len(text)
+        return text_length(text)
 
     def open(self, credentials: Mapping[str, str]) -> Session:
         token = credentials.get("token", "")
