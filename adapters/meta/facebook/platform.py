@@ -6,6 +6,9 @@ table (`[project.entry-points."tactful.platforms"]`); it imports nothing but mem
 
 from __future__ import annotations
 
-from tactful.core.memory.platforms import Platform
+from tactful.core.memory.platforms import Option, Platform
 
-PLATFORM = Platform("facebook", numeric_ids=True)
+# `platforms.<name>.timeout`: a hung platform must not hang a batch
+TIMEOUT = Option("timeout", 10.0, above=0, at_most=120, help="seconds per request")
+
+PLATFORM = Platform("facebook", numeric_ids=True, options=(TIMEOUT,))
