@@ -75,7 +75,7 @@ def cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
 # A batch-reply routine on the `recorder` plugin platform (tests/recording_adapter.py); format it
 # with max_per_run.
 BATCH_CONFIG = """\
-persona: {{name: galatea}}
+persona: {{name: galatea, timezone: America/New_York}}
 routines:
   reply:
     kind: batch-reply

