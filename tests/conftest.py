@@ -28,6 +28,16 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
 
 
+@pytest.fixture
+def new_york(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A config whose persona keeps New York time, for tests whose expected times are in ET:
+    without one the persona's zone is UTC (docs/scheduling.md)."""
+    config = tmp_path / "new-york.yaml"
+    config.write_text("persona:\n  timezone: America/New_York\n", encoding="utf-8")
+    monkeypatch.setenv("TACTFUL_CONFIG", str(config))
+    return config
+
+
 @pytest.fixture(autouse=True)
 def plugin_host() -> Iterator[plugins.Host]:
     """Every test has a plugin host of its own, made through the public `plugins.using`: what
@@ -65,7 +75,7 @@ def cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
 # A batch-reply routine on the `recorder` plugin platform (tests/recording_adapter.py); format it
 # with max_per_run.
 BATCH_CONFIG = """\
-persona: {{name: galatea}}
+persona: {{name: galatea, timezone: America/New_York}}
 routines:
   reply:
     kind: batch-reply

@@ -263,6 +263,7 @@ def test_an_unknown_routine_or_kind_is_bad_input(cli, batch_config: Path) -> Non
     batch_config.write_text("routines:\n  odd:\n    kind: teleport\n")
     result = cli("--config", str(batch_config), "routine", "run", "odd")
     assert result.code == 2 and "no routine kind 'teleport' is installed" in result.err
+    assert f"{batch_config}:3: routines.odd.kind: " in result.err  # where to fix it
 
 
 def test_the_nightly_sync_routine(cli, recorder, home: Path) -> None:

@@ -29,6 +29,7 @@ def regular(cli):  # type: ignore[no-untyped-def]
                "--by", "them").code == 0
 
 
+@pytest.mark.usefixtures("new_york")
 def test_regular_card(cli, regular) -> None:  # type: ignore[no-untyped-def]
     result = cli("card", "x", "@Example_Dev")
     assert result.code == 0
@@ -49,6 +50,7 @@ def test_regular_card(cli, regular) -> None:  # type: ignore[no-untyped-def]
     assert lines[-1] == "=== END CARD ==="
 
 
+@pytest.mark.usefixtures("new_york")
 def test_card_json(cli, regular) -> None:  # type: ignore[no-untyped-def]
     result = cli("card", "x", "example_dev", "--json")
     assert result.code == 0

@@ -31,6 +31,7 @@ def desk(cli) -> str:  # type: ignore[no-untyped-def]
     return result.out  # type: ignore[no-any-return]
 
 
+@pytest.mark.usefixtures("new_york")
 def test_first_line_rules_and_plan(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
     assert cli("remember", "x", "alpha", "--kind", "reply", "--they", "hi", "--at", at(1)).code == 0
     (home / "rules.md").write_text("Never argue with trolls.\n")
@@ -53,6 +54,7 @@ def test_rewritten_after_remember_pin_unpin(cli, home: Path) -> None:  # type: i
     assert (home / "hot.md").read_text().startswith("# Desk — generated")
 
 
+@pytest.mark.usefixtures("new_york")
 def test_active_mid_and_owed(cli) -> None:  # type: ignore[no-untyped-def]
     steps = [
         ("recent", ["--kind", "reply", "--they", "hi", "--at", at(2)]),
@@ -108,6 +110,7 @@ def test_open_items_stop_counting_after_60_days(cli, days: int, shown: bool) -> 
     assert ("x/@slow" in "\n".join(section(text, "Active now"))) is shown
 
 
+@pytest.mark.usefixtures("new_york")
 def test_dropped_lines_go_to_the_archive(  # type: ignore[no-untyped-def]
         cli, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert cli("remember", "x", "fading", "--kind", "reply", "--they", "hi",

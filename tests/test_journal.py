@@ -82,6 +82,7 @@ def test_a_bad_file_names_its_line(content: str, line: int, problem: str) -> Non
     assert caught.value.line == line and problem in caught.value.problem
 
 
+@pytest.mark.usefixtures("new_york")
 def test_journal_command_writes_a_dated_entry_in_the_persona_month(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
     # 01:30 UTC on November 1st is still October 31st in New York: October's file.
     result = cli("journal", "Wrote up the eval harness", "--at", "2026-11-01T01:30:00+00:00")

@@ -44,6 +44,7 @@ def _walk(value: Any) -> list[tuple[str, Any]]:
     return found
 
 
+@pytest.mark.usefixtures("new_york")
 def test_check_json_gives_each_verdict_and_the_exit_code(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
     assert cli("remember", "x", "bob", "--kind", "reply", "--they", "hi").code == 0
     assert cli("dne", "x", "troll", "on").code == 0
@@ -57,6 +58,7 @@ def test_check_json_gives_each_verdict_and_the_exit_code(cli, home: Path) -> Non
     assert data["exit_code"] == 3
 
 
+@pytest.mark.usefixtures("new_york")
 def test_search_json_gives_times_in_iso_not_unix_numbers(cli) -> None:  # type: ignore[no-untyped-def]
     assert cli("remember", "x", "alpha", "--kind", "reply", "--they", "quantization",
                "--at", "2026-11-15T12:00:00-05:00").code == 0
@@ -66,6 +68,7 @@ def test_search_json_gives_times_in_iso_not_unix_numbers(cli) -> None:  # type: 
     assert entry["at"] == "2026-11-15T12:00:00-05:00"
 
 
+@pytest.mark.usefixtures("new_york")
 def test_hot_json_gives_the_desk_by_section(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
     assert cli("remember", "x", "bob", "--kind", "question", "--they", "when is the talk?",
                "--open", "owe them the date").code == 0
@@ -77,6 +80,7 @@ def test_hot_json_gives_the_desk_by_section(cli, home: Path) -> None:  # type: i
     assert data["standing_rules"].startswith("(none yet")
 
 
+@pytest.mark.usefixtures("new_york")
 def test_send_json_says_what_was_sent_and_its_url(cli, recorder: Path) -> None:  # type: ignore[no-untyped-def]
     platform.add_post("77", "alice", user_id="u-1")
     result = cli("send", "recorder", "--reply-to", "https://recorder.example/p/77",

@@ -81,8 +81,8 @@ def find(name: str, config: Config, host: Host) -> tuple[RoutineConfig, Routine]
     settings = routines[name]
     registered = kinds(host)
     if settings.kind not in registered:
-        where = f"{config.source}: " if config.source else ""
-        raise BadInput(f"{where}routines.{name}.kind: no routine kind {settings.kind!r} is "
+        raise BadInput(f"{config.where(f'routines.{name}.kind')}: no routine kind "
+                       f"{settings.kind!r} is "
                        f"installed (installed: {', '.join(sorted(registered)) or 'none'})")
     return settings, registered[settings.kind][1]
 
