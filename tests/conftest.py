@@ -30,8 +30,8 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def new_york(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A config whose persona keeps New York time, for tests whose expected times are in ET:
-    without one the persona's zone is UTC (docs/scheduling.md)."""
+    """A config whose persona keeps New York time, written out, for tests whose expected times
+    are in ET: they hold whatever the default zone is (docs/scheduling.md)."""
     config = tmp_path / "new-york.yaml"
     config.write_text("persona:\n  timezone: America/New_York\n", encoding="utf-8")
     monkeypatch.setenv("TACTFUL_CONFIG", str(config))
