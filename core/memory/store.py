@@ -15,7 +15,7 @@ from typing import TypeVar
 
 from tactful.core.errors import MemoryUnavailable
 from tactful.core.memory import identity, personfile
-from tactful.core.memory.atomic import locked, write_atomic
+from tactful.core.memory.atomic import Staged, locked
 from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.person import Person
 from tactful.core.memory.settings import MemorySettings
@@ -68,23 +68,27 @@ class People:
         path = self.home.person_path(platform, handle)
         try:
             with locked(self.home.person_lock(platform, handle), what=f"{platform}/@{handle}"):
-                # A change behind tactful's back (a hand edit) must not be stamped over.
-                behind = identity.is_stale(self.home, platform)
                 person = self.load(platform, handle) or new_person(platform, handle,
                                                                    self.settings)
                 result = mutate(person)
                 refresh(person, self.settings)
                 text = personfile.dumps(person, self.settings.tz)
-                written = Written(person, text, write_atomic(path, text))
-                if behind:
-                    identity.rebuild(self.home, platform)
-                else:
-                    if person.id is not None:
-                        identity.record(self.home, platform, person.id, handle)
+                staged = Staged(path, text)  # written and fsynced, not yet in place
+                with identity.held(self.home, platform):
+                    # A change behind tactful's back (a hand edit) must not be stamped over.
+                    behind = identity.is_stale(self.home, platform)
+                    staged.replace()
+                    written = Written(person, text, staged.written)
+                    if behind:
+                        identity.rebuild_held(self.home, platform)
                     else:
-                        identity.touch_stamp(self.home, platform)
-                    identity.record_links(self.home, platform, handle,
-                                          [a.ref for a in person.aka])
+                        if person.id is not None:
+                            identity.record(self.home, platform, person.id, handle)
+                        else:
+                            identity.touch_stamp(self.home, platform)
+                        identity.record_links(self.home, platform, handle,
+                                              [a.ref for a in person.aka])
+                staged.settle()
         except OSError as exc:
             raise unwritable(path, exc) from exc
         for hook in self.after_write:
