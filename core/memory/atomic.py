@@ -162,14 +162,14 @@ class Staged:
 
     def settle(self) -> None:
         if self.durable:
-            _fsync_folder(self.path.parent)
+            fsync_folder(self.path.parent)
 
     def discard(self) -> None:
         with contextlib.suppress(OSError):
             os.unlink(self.temp)
 
 
-def _fsync_folder(folder: Path) -> None:
+def fsync_folder(folder: Path) -> None:
     # The rename itself is only durable once the folder's entry is on disk.
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
@@ -269,8 +269,11 @@ def locked(lock_path: Path, *, timeout: float | None = None,
     the OSError, as before.
     """
     limit = (lock_timeout() if timeout is None else timeout) if wait else 0.0
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | _OPEN_FLAGS, 0o600)
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | _OPEN_FLAGS, 0o600)
+    except FileNotFoundError:  # the folder first, only when missing (a sync takes thousands)
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | _OPEN_FLAGS, 0o600)
     try:
         if wait:
             _acquire(fd, lock_path, limit, what)

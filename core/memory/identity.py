@@ -62,8 +62,11 @@ def held(home: Home, platform: str) -> Iterator[None]:
 
 def record(home: Home, platform: str, person_id: str, handle: str) -> None:
     folder = home.ids(platform) / person_id
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / handle).touch()
+    try:
+        (folder / handle).touch()
+    except FileNotFoundError:  # the folder first, only when missing
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / handle).touch()
     touch_stamp(home, platform)
 
 
@@ -89,14 +92,14 @@ def linked_from(home: Home, ref: str) -> list[tuple[str, str]]:
     for platform in sorted(platforms):
         if platform.startswith(".") or not (home.root / "people" / platform).is_dir():
             continue
-        with held(home, platform):
-            if _stale(home, platform):
-                handles = _rebuild(home, platform).links.get(key, set())
-            else:
-                try:
-                    handles = set(os.listdir(home.ids(platform) / LINKS / key))
-                except (FileNotFoundError, NotADirectoryError):
-                    handles = set()
+        rebuilt = _rebuilt_if_stale(home, platform)
+        if rebuilt is not None:
+            handles = rebuilt.links.get(key, set())
+        else:
+            try:
+                handles = set(os.listdir(home.ids(platform) / LINKS / key))
+            except (FileNotFoundError, NotADirectoryError):
+                handles = set()
         found.extend((platform, handle) for handle in sorted(handles))
     return found
 
@@ -126,8 +129,11 @@ def touch_stamp(home: Home, platform: str) -> None:
     own write would read as a change behind its back (and every next write or check would
     rebuild the whole map)."""
     stamp = home.ids(platform) / STAMP
-    stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.touch()
+    try:
+        stamp.touch()
+    except FileNotFoundError:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.touch()
     os.utime(stamp)
     try:
         folder = home.people(platform).stat().st_mtime_ns
@@ -141,14 +147,13 @@ def handles_for(home: Home, platform: str, person_id: str) -> list[str]:
     """Handles that have carried this id, by the map, rebuilt first if it may be stale.
     A person file of the platform that cannot be read may carry the id too: then nobody can
     say who has it, and the answer is a refusal (MemoryUnavailable), never "nobody"."""
-    with held(home, platform):
-        if _stale(home, platform):
-            found = _rebuild(home, platform)
-            unreadable = found.unreadable
-            handles = found.ids.get(person_id, set())
-        else:
-            unreadable = _listing(home.ids(platform) / UNREADABLE, read=True)
-            handles = set(_listing(home.ids(platform) / person_id))
+    found = _rebuilt_if_stale(home, platform)
+    if found is not None:
+        unreadable = found.unreadable
+        handles = found.ids.get(person_id, set())
+    else:
+        unreadable = _listing(home.ids(platform) / UNREADABLE, read=True)
+        handles = set(_listing(home.ids(platform) / person_id))
     if unreadable:
         raise MemoryUnavailable(f"{home.people(platform) / unreadable[0]} cannot be read, so "
                                 f"it cannot be told whether it holds id {person_id}; fix the "
@@ -168,13 +173,23 @@ def _listing(folder: Path, *, read: bool = False) -> list[str]:
 
 def misnamed_file(home: Home, platform: str, handle: str) -> str | None:
     """The name of a hand-made file that means this handle but is not `<handle>.md`."""
+    found = _rebuilt_if_stale(home, platform)
+    if found is not None:
+        return found.misnamed.get(handle)
+    try:
+        return (home.ids(platform) / MISNAMED / handle).read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _rebuilt_if_stale(home: Home, platform: str) -> Scan | None:
+    """The scan the map was just rebuilt from when it was stale, else None (read the map).
+    A fresh map takes no lock; one that looks stale is judged again under `held`, where a
+    write in flight has finished: only a change behind tactful's back rebuilds it."""
+    if not _stale(home, platform):
+        return None
     with held(home, platform):
-        if _stale(home, platform):
-            return _rebuild(home, platform).misnamed.get(handle)
-        try:
-            return (home.ids(platform) / MISNAMED / handle).read_text(encoding="utf-8")
-        except (FileNotFoundError, NotADirectoryError):
-            return None
+        return _rebuild(home, platform) if _stale(home, platform) else None
 
 
 def is_stale(home: Home, platform: str) -> bool:
