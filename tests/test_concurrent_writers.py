@@ -1,6 +1,6 @@
-"""Many writers at once (docs/memory.md, "Many writers at once"): nothing lost, no writer
-waits on the desk, the desk still shows every change when read, and hand edits are still
-caught between tactful's own writes."""
+"""Many writers at once (docs/search-and-desk.md, "Many writers at once"; docs/memory.md,
+"Writes"): nothing lost, no writer waits on the desk, the desk still shows every change when
+read, and hand edits are still caught between tactful's own writes."""
 
 from __future__ import annotations
 

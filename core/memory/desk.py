@@ -173,8 +173,9 @@ def after_change(home: Home, settings: MemorySettings, now: datetime) -> Path | 
 
     A writer that finds the desk being regenerated leaves it due and goes on: the one
     regenerating sees that when it is done and runs once more, so the desk ends up with every
-    change, and writers to different people never queue behind one another on the desk (see
-    docs/memory.md, "The desk"). Returns the desk, or None when another process has it."""
+    change, and writers to different people never queue behind one another on the desk
+    (docs/search-and-desk.md, "Many writers at once"). Returns the desk, or None when another
+    process has it."""
     due = _due(home)
     try:
         due.parent.mkdir(parents=True, exist_ok=True)
