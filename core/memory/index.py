@@ -35,6 +35,7 @@ from tactful.core.memory.settings import MemorySettings
 FILE = "index.sqlite"
 SCHEMA_VERSION = "2"
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
+WRITER_WAIT = 0.2  # seconds a writer waits for the index before leaving its change to readers
 
 # Ordered, small steps; a different version means "rebuild", never "migrate": the index is
 # disposable, the files are the truth.
@@ -380,7 +381,9 @@ def update_person(home: Home, person: Person, text: str, written: os.stat_result
     if not target.exists():
         return
     try:
-        with locked(_lock(home), what="the index"):
+        # A short wait only: a writer never queues behind a reader's catch-up (the desk, a
+        # search); what it could not put in is caught up by that reader or the next.
+        with locked(_lock(home), what="the index", timeout=WRITER_WAIT):
             db = _connect(target)
             try:
                 db.execute("BEGIN IMMEDIATE")
