@@ -186,7 +186,9 @@ def after_change(home: Home, settings: MemorySettings, now: datetime) -> Path | 
     for _ in range(ROUNDS):
         try:
             desk = regenerate(home, settings, now, wait=False)
-        except LockBusy:
+        except LockBusy as busy:
+            if busy.lock_path != _lock(home):
+                raise  # the index held too long: a real failure, said as a warning
             return desk  # the holder clears `due` after this change, or finds it set after
         if not due.exists():
             return desk
