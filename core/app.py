@@ -158,7 +158,7 @@ class App:
         from tactful.core.memory import desk
 
         try:
-            desk.regenerate(self.home, self.settings, self.now())
+            desk.after_change(self.home, self.settings, self.now())
         except Exception as exc:  # noqa: BLE001 — nothing about the desk may undo a change
             print(f"tactful: warning: the desk was not regenerated: {exc}", file=sys.stderr)
 

@@ -124,29 +124,52 @@ def write_atomic(path: Path, data: str | bytes, *, durable: bool = True) -> os.s
     `durable=False` skips the fsyncs: still all-or-nothing for readers, for files that are
     derived and cheap to lose in a power cut (a composed prompt).
     """
-    import tempfile  # here, not above: readers (check, card) never pay for it
+    staged = Staged(path, data, durable=durable)
+    staged.replace()
+    staged.settle()
+    return staged.written
 
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    folder = path.parent
-    fd, temp = tempfile.mkstemp(prefix=temp_prefix(path.name), dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-            handle.flush()
-            if durable:
-                os.fsync(handle.fileno())
-            written = os.fstat(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
+
+class Staged:
+    """A replacement in three steps, for a caller that must do something at the very moment
+    the new version takes the name (under a lock of its own) but not wait for the disk there:
+    the temp file is written and fsynced here, `replace` renames it into place, `settle`
+    makes the rename durable."""
+
+    def __init__(self, path: Path, data: str | bytes, *, durable: bool = True) -> None:
+        import tempfile  # here, not above: readers (check, card) never pay for it
+
+        self.path, self.durable = path, durable
+        payload = data.encode("utf-8") if isinstance(data, str) else data
+        fd, self.temp = tempfile.mkstemp(prefix=temp_prefix(path.name), dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(payload)
+                handle.flush()
+                if durable:
+                    os.fsync(handle.fileno())
+                self.written = os.fstat(handle.fileno())
+        except BaseException:
+            self.discard()
+            raise
+
+    def replace(self) -> None:
+        try:
+            os.replace(self.temp, self.path)
+        except BaseException:
+            self.discard()
+            raise
+
+    def settle(self) -> None:
+        if self.durable:
+            fsync_folder(self.path.parent)
+
+    def discard(self) -> None:
         with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    if durable:
-        _fsync_folder(folder)
-    return written
+            os.unlink(self.temp)
 
 
-def _fsync_folder(folder: Path) -> None:
+def fsync_folder(folder: Path) -> None:
     # The rename itself is only durable once the folder's entry is on disk.
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
@@ -237,18 +260,28 @@ def _acquire(fd: int, lock_path: Path, timeout: float, what: str | None) -> None
 
 @contextlib.contextmanager
 def locked(lock_path: Path, *, timeout: float | None = None,
-           what: str | None = None) -> Iterator[None]:
+           what: str | None = None, wait: bool = True) -> Iterator[None]:
     """Hold an exclusive lock for the duration; released by the kernel if the process dies.
 
     Waits at most `timeout` seconds (default `lock_timeout()`) for another holder, then raises
-    `LockBusy` naming the lock (`what` says whose, for the message). A lock that cannot be
-    created raises the OSError, as before.
+    `LockBusy` naming the lock (`what` says whose, for the message). `wait=False` only tries:
+    LockBusy at once, without finding out who holds it. A lock that cannot be created raises
+    the OSError, as before.
     """
-    wait = lock_timeout() if timeout is None else timeout
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | _OPEN_FLAGS, 0o600)
+    limit = (lock_timeout() if timeout is None else timeout) if wait else 0.0
     try:
-        _acquire(fd, lock_path, wait, what)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | _OPEN_FLAGS, 0o600)
+    except FileNotFoundError:  # the folder first, only when missing (a sync takes thousands)
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | _OPEN_FLAGS, 0o600)
+    try:
+        if wait:
+            _acquire(fd, lock_path, limit, what)
+        else:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise LockBusy(lock_path, 0.0, None, what) from None
         try:
             yield
         finally:

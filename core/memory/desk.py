@@ -7,6 +7,7 @@ cut from the desk is lost.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from tactful.core.memory import index
 from tactful.core.memory.atomic import (
+    LockBusy,
     NotRegularFile,
     locked,
     open_regular,
@@ -62,10 +64,16 @@ def sections(db: sqlite3.Connection, now: datetime,
     """Each section as (key, line); the key says when a line is the same line on the next desk."""
     stamp = now.timestamp()
     blocked = index.blocked_pids(db)
+    open_since = stamp - OPEN_MAX_AGE.total_seconds()
+    # Only who can be on the desk is read (an open item, a flag, seen or spoken lately): the
+    # long tail of quiet people stays in SQLite, so the desk costs the same at 10,000 people.
     rows = [Row(r[0], f"{r[1]}/@{r[2]}", *r[3:]) for r in db.execute(
         "SELECT pid, platform, handle, display_name, kind, relationship, flags, last_seen,"
-        " spoke_last, spoke_last_at FROM people WHERE dne = 0") if r[0] not in blocked]
-    open_since = stamp - OPEN_MAX_AGE.total_seconds()
+        " spoke_last, spoke_last_at FROM people WHERE dne = 0 AND (flags != ''"
+        " OR last_seen >= ? OR (spoke_last = 'inbound' AND spoke_last_at >= ?)"
+        " OR pid IN (SELECT pid FROM open_items WHERE at >= ?))",
+        (stamp - ACTIVE_WINDOW.total_seconds(), stamp - MID_WINDOW.total_seconds(),
+         open_since)) if r[0] not in blocked]
     owed: dict[int, list[tuple[int, str]]] = {}
     for pid, at, text in db.execute(
             "SELECT o.pid, o.at, o.text FROM open_items o JOIN people p ON p.pid = o.pid"
@@ -147,18 +155,63 @@ def _previous(path: Path) -> dict[str, dict[str, str]]:
     return found
 
 
+ROUNDS = 3  # how many times in a row one writer regenerates for others before leaving it
+
+
+def _lock(home: Home) -> Path:
+    return home.root / ".locks" / "desk.lock"
+
+
+def _due(home: Home) -> Path:
+    # Present while a change may not be on the desk yet: set by every writer, cleared by
+    # whoever regenerates, just before reading the index.
+    return home.root / ".locks" / "desk.due"
+
+
+def after_change(home: Home, settings: MemorySettings, now: datetime) -> Path | None:
+    """Regenerate the desk after a change, without ever waiting for another regeneration.
+
+    A writer that finds the desk being regenerated leaves it due and goes on: the one
+    regenerating sees that when it is done and runs once more, so the desk ends up with every
+    change, and writers to different people never queue behind one another on the desk
+    (docs/search-and-desk.md, "Many writers at once"). Returns the desk, or None when another
+    process has it."""
+    due = _due(home)
+    try:
+        due.parent.mkdir(parents=True, exist_ok=True)
+        due.touch()
+    except OSError as exc:
+        raise unwritable(due, exc) from exc
+    desk: Path | None = None
+    for _ in range(ROUNDS):
+        try:
+            desk = regenerate(home, settings, now, wait=False)
+        except LockBusy as busy:
+            if busy.lock_path != _lock(home):
+                raise  # the index held too long: a real failure, said as a warning
+            return desk  # the holder clears `due` after this change, or finds it set after
+        if not due.exists():
+            return desk
+    return desk  # still due: under a stream of writes, the next writer or `hot` takes it
+
+
 def regenerate(home: Home, settings: MemorySettings, now: datetime, *,
-               warn: Callable[[str], None] | None = None) -> Path:
+               warn: Callable[[str], None] | None = None, wait: bool = True) -> Path:
     """Rebuild the desk from the index; `warn` hears of every person file the index skipped
-    (one that does not parse, or a FIFO or folder standing where a file should be)."""
+    (one that does not parse, or a FIFO or folder standing where a file should be).
+    `wait=False` raises LockBusy at once when someone else is regenerating it."""
     tz = settings.tz
     desk = home.root / DESK
-    lock = home.root / ".locks" / "desk.lock"
+    lock = _lock(home)
     where = lock  # what is being written, for the message when the home is read-only
     try:
         # The lock covers the reading too: an older snapshot written after a newer one would
         # put back a person who was just marked do-not-engage or forgotten.
-        with locked(lock, what="the desk"):
+        with locked(lock, what="the desk", wait=wait):
+            where = _due(home)
+            # Cleared before the index is read: a change marked after this is seen again.
+            with contextlib.suppress(FileNotFoundError):
+                where.unlink()
             where = desk
             db, skipped = index.open_fresh(home, settings)
             try:

@@ -24,6 +24,7 @@ import hashlib
 import os
 import shutil
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,10 +39,34 @@ LINKS = ".links"
 UNREADABLE = ".unreadable"
 
 
+@contextlib.contextmanager
+def held(home: Home, platform: str) -> Iterator[None]:
+    """The platform's map lock: a writer holds it from the moment its file takes its name until
+    the map and the stamp say so, and a reader holds it to judge staleness and rebuild. So a
+    write in flight never reads as a change behind tactful's back (which would rebuild the
+    whole map, and could drop the marker another writer just added). Short: no fsync under it.
+    A home where the lock cannot be made (read-only) is read without it."""
+    from tactful.core.memory.atomic import locked
+
+    try:
+        guard = locked(home.root / ".locks" / "ids" / f"{platform}.lock", what="the id map")
+        guard.__enter__()
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        guard.__exit__(None, None, None)
+
+
 def record(home: Home, platform: str, person_id: str, handle: str) -> None:
     folder = home.ids(platform) / person_id
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / handle).touch()
+    try:
+        (folder / handle).touch()
+    except FileNotFoundError:  # the folder first, only when missing
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / handle).touch()
     touch_stamp(home, platform)
 
 
@@ -67,8 +92,9 @@ def linked_from(home: Home, ref: str) -> list[tuple[str, str]]:
     for platform in sorted(platforms):
         if platform.startswith(".") or not (home.root / "people" / platform).is_dir():
             continue
-        if _stale(home, platform):
-            handles = rebuild(home, platform).links.get(key, set())
+        rebuilt = _rebuilt_if_stale(home, platform)
+        if rebuilt is not None:
+            handles = rebuilt.links.get(key, set())
         else:
             try:
                 handles = set(os.listdir(home.ids(platform) / LINKS / key))
@@ -103,8 +129,11 @@ def touch_stamp(home: Home, platform: str) -> None:
     own write would read as a change behind its back (and every next write or check would
     rebuild the whole map)."""
     stamp = home.ids(platform) / STAMP
-    stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.touch()
+    try:
+        stamp.touch()
+    except FileNotFoundError:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.touch()
     os.utime(stamp)
     try:
         folder = home.people(platform).stat().st_mtime_ns
@@ -118,8 +147,8 @@ def handles_for(home: Home, platform: str, person_id: str) -> list[str]:
     """Handles that have carried this id, by the map, rebuilt first if it may be stale.
     A person file of the platform that cannot be read may carry the id too: then nobody can
     say who has it, and the answer is a refusal (MemoryUnavailable), never "nobody"."""
-    if _stale(home, platform):
-        found = rebuild(home, platform)
+    found = _rebuilt_if_stale(home, platform)
+    if found is not None:
         unreadable = found.unreadable
         handles = found.ids.get(person_id, set())
     else:
@@ -144,17 +173,29 @@ def _listing(folder: Path, *, read: bool = False) -> list[str]:
 
 def misnamed_file(home: Home, platform: str, handle: str) -> str | None:
     """The name of a hand-made file that means this handle but is not `<handle>.md`."""
-    if _stale(home, platform):
-        return rebuild(home, platform).misnamed.get(handle)
+    found = _rebuilt_if_stale(home, platform)
+    if found is not None:
+        return found.misnamed.get(handle)
     try:
         return (home.ids(platform) / MISNAMED / handle).read_text(encoding="utf-8")
     except (FileNotFoundError, NotADirectoryError):
         return None
 
 
+def _rebuilt_if_stale(home: Home, platform: str) -> Scan | None:
+    """The scan the map was just rebuilt from when it was stale, else None (read the map).
+    A fresh map takes no lock; one that looks stale is judged again under `held`, where a
+    write in flight has finished: only a change behind tactful's back rebuilds it."""
+    if not _stale(home, platform):
+        return None
+    with held(home, platform):
+        return _rebuild(home, platform) if _stale(home, platform) else None
+
+
 def is_stale(home: Home, platform: str) -> bool:
     """Whether the map may miss a change made behind tactful's back (a writer that finds it
-    so before writing rebuilds it after, instead of stamping over the change)."""
+    so before writing rebuilds it after, instead of stamping over the change). Asked under
+    `held`."""
     return _stale(home, platform)
 
 
@@ -261,6 +302,16 @@ def scan(people: Path) -> Scan:
 
 
 def rebuild(home: Home, platform: str) -> Scan:
+    with held(home, platform):
+        return _rebuild(home, platform)
+
+
+def rebuild_held(home: Home, platform: str) -> Scan:
+    """`rebuild`, for a caller already inside `held`."""
+    return _rebuild(home, platform)
+
+
+def _rebuild(home: Home, platform: str) -> Scan:
     found = scan(home.people(platform))
     # Best effort: a read-only home still gets a correct answer, just not a saved map.
     with contextlib.suppress(OSError):

@@ -35,6 +35,7 @@ from tactful.core.memory.settings import MemorySettings
 FILE = "index.sqlite"
 SCHEMA_VERSION = "2"
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
+WRITER_WAIT = 0.2  # seconds a writer waits for the index before leaving its change to readers
 
 # Ordered, small steps; a different version means "rebuild", never "migrate": the index is
 # disposable, the files are the truth.
@@ -183,7 +184,7 @@ def _sha(data: bytes) -> str:
 
 
 def _person_files(home: Home,
-                  skipped: list[str]) -> Iterator[tuple[str, str, Path, os.stat_result]]:
+                  skipped: list[str]) -> Iterator[tuple[str, str, str, os.stat_result]]:
     """Every person file with its stat (symlinks followed). A `.md` that is not a regular
     file (a FIFO, a device, a folder, a dangling link) is never opened: it goes to `skipped`
     with its path, so a scan warns about it instead of hanging on it or passing it over."""
@@ -206,7 +207,9 @@ def _person_files(home: Home,
         for entry in entries:
             if not entry.name.endswith(".md") or entry.name.startswith("."):
                 continue
-            path = Path(entry.path)
+            # A plain string: a Path per file costs more than the stat (the catch-up of every
+            # search and desk makes one per person file).
+            path = entry.path
             try:
                 found = entry.stat()  # follows a symlink, as reading would
             except OSError as exc:
@@ -274,7 +277,7 @@ def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None) ->
     return skipped
 
 
-def _read(path: Path, tz: tzinfo, platform: str, handle: str,
+def _read(path: str, tz: tzinfo, platform: str, handle: str,
           skipped: list[str]) -> tuple[Person | None, os.stat_result | None, str]:
     try:
         data, found = read_regular_stat(path)
@@ -378,7 +381,9 @@ def update_person(home: Home, person: Person, text: str, written: os.stat_result
     if not target.exists():
         return
     try:
-        with locked(_lock(home), what="the index"):
+        # A short wait only: a writer never queues behind a reader's catch-up (the desk, a
+        # search); what it could not put in is caught up by that reader or the next.
+        with locked(_lock(home), what="the index", timeout=WRITER_WAIT):
             db = _connect(target)
             try:
                 db.execute("BEGIN IMMEDIATE")
@@ -400,21 +405,34 @@ def update_person(home: Home, person: Person, text: str, written: os.stat_result
 
 def blocked_pids(db: sqlite3.Connection) -> set[int]:
     """Everyone `check` would stop: do-not-engage themselves, or sharing a stable id with, or
-    linked (either way) to, someone who is. The desk must never list a person check refuses."""
-    rows = db.execute("SELECT pid, platform, handle, dne, sid FROM people").fetchall()
-    dne_refs = {f"{platform}/{handle}" for _, platform, handle, dne, _ in rows if dne}
-    dne_ids = {(platform, sid) for _, platform, _, dne, sid in rows if dne and sid}
-    links: dict[int, set[str]] = {}
-    for pid, ref in db.execute("SELECT pid, ref FROM aka"):
-        links.setdefault(pid, set()).add(ref)
-    linked_from_dne = {ref for pid, platform, handle, dne, _ in rows if dne
-                       for ref in links.get(pid, ())}
-    blocked = set()
-    for pid, platform, handle, dne, sid in rows:
-        ref = f"{platform}/{handle}"
-        if (dne or (platform, sid) in dne_ids or links.get(pid, set()) & dne_refs
-                or ref in linked_from_dne):
-            blocked.add(pid)
+    linked (either way) to, someone who is. The desk must never list a person check refuses.
+    Starts from the do-not-engage rows (few), so it costs the same at 10,000 people."""
+    dne = db.execute("SELECT pid, platform, handle, sid FROM people WHERE dne = 1").fetchall()
+    if not dne:
+        return set()
+    blocked = {pid for pid, _, _, _ in dne}
+    dne_refs = sorted({f"{platform}/{handle}" for _, platform, handle, _ in dne})
+    dne_ids = sorted({(platform, sid) for _, platform, _, sid in dne if sid})
+    for platform, sid in dne_ids:
+        blocked.update(pid for (pid,) in db.execute(
+            "SELECT pid FROM people WHERE platform = ? AND sid = ?", (platform, sid)))
+    refs = list(dne_refs)
+    pids = sorted(pid for pid, _, _, _ in dne)
+    for chunk in range(0, len(refs), 500):  # they link to someone do-not-engage
+        part = refs[chunk:chunk + 500]
+        blocked.update(pid for (pid,) in db.execute(
+            f"SELECT pid FROM aka WHERE ref IN ({','.join('?' * len(part))})",  # noqa: S608
+            part))
+    linked: set[str] = set()
+    for chunk in range(0, len(pids), 500):  # someone do-not-engage links to them
+        part = pids[chunk:chunk + 500]
+        linked.update(ref for (ref,) in db.execute(
+            f"SELECT ref FROM aka WHERE pid IN ({','.join('?' * len(part))})",  # noqa: S608
+            part))
+    for ref in sorted(linked):
+        platform, _, handle = ref.partition("/")
+        blocked.update(pid for (pid,) in db.execute(
+            "SELECT pid FROM people WHERE platform = ? AND handle = ?", (platform, handle)))
     return blocked
 
 

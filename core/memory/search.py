@@ -17,6 +17,7 @@ HALF_LIFE_DAYS = 14.0
 WEIGHTS = (3.0, 1.0, 0.5)
 _TOKEN = re.compile(r"\S+")
 _WORDY = re.compile(r"\w", re.UNICODE)
+_PARTS = re.compile(r"\w+", re.UNICODE)
 
 
 @dataclass(frozen=True)
@@ -37,61 +38,94 @@ class Hit:
 
 def match_expression(query: str, joiner: str) -> str | None:
     """Quote every token so no user text is ever FTS5 syntax; None when nothing is searchable."""
-    tokens = [t for t in _TOKEN.findall(query) if _WORDY.search(t)]
-    if not tokens:
-        return None
+    tokens = _tokens(query)
+    return _joined(tokens, joiner) if tokens else None
+
+
+def _tokens(query: str) -> list[str]:
+    return [t for t in _TOKEN.findall(query) if _WORDY.search(t)]
+
+
+def _joined(tokens: list[str], joiner: str) -> str:
     return f" {joiner} ".join('"' + t.replace('"', '""') + '"' for t in tokens)
+
+
+COMMON_SHARE = 0.05  # a word in more of the entries than this tells little about any of them
 
 
 def search(db: sqlite3.Connection, query: str, now: datetime, *, platform: str | None = None,
            limit: int = 10) -> list[Hit]:
-    for joiner in ("AND", "OR"):  # all words first; if that finds nothing, any word, once
-        expression = match_expression(query, joiner)
-        if expression is None:
-            return []
-        hits = _run(db, expression, now, platform, limit)
-        if hits:
+    """All words first; if that finds nothing, any word, once. Any-word with a common word
+    beside rarer ones first ranks the matches of the rarer words only: a common word adds next
+    to nothing to BM25 (its weight is near zero), but ranking its matches is most of the cost
+    of a query. Only when those are fewer than `limit` does every word take part."""
+    tokens = _tokens(query)
+    if not tokens:
+        return []
+    hits = _run(db, _joined(tokens, "AND"), now, platform, limit)
+    if hits or len(tokens) == 1:
+        return hits
+    rare = _without_common(db, tokens)
+    if rare and len(rare) < len(tokens):
+        hits = _run(db, _joined(rare, "OR"), now, platform, limit)
+        if len(hits) >= limit:
             return hits
-    return []
+    return _run(db, _joined(tokens, "OR"), now, platform, limit)
+
+
+def _without_common(db: sqlite3.Connection, tokens: list[str]) -> list[str]:
+    """The tokens that are not in more than COMMON_SHARE of the entries, by FTS5's own
+    vocabulary (a word the tokenizer splits counts by its rarest part)."""
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.docs_vocab"
+               " USING fts5vocab(main, docs_fts, row)")
+    total = db.execute("SELECT count(*) FROM docs").fetchone()[0] or 0
+    cap = max(1000, int(total * COMMON_SHARE))
+    kept = []
+    for token in tokens:
+        parts = [p.lower() for p in _PARTS.findall(token)]
+        counts = [db.execute("SELECT doc FROM temp.docs_vocab WHERE term = ?",
+                             (part,)).fetchone() for part in parts]
+        if not parts or min((c[0] if c else 0) for c in counts) <= cap:
+            kept.append(token)
+    return kept
 
 
 def _run(db: sqlite3.Connection, expression: str, now: datetime, platform: str | None,
          limit: int) -> list[Hit]:
     pool = max(limit * 20, 200)
-    # FTS5 ranks and cuts its own matches first (ORDER BY rank LIMIT runs inside the module);
-    # only that pool is joined. A platform filter must see every match, so it joins first.
-    # Snippets are the dear part: they are made only for the hits that are shown.
+    # One MATCH: FTS5 ranks and cuts its own matches (ORDER BY rank LIMIT runs inside the
+    # module), and the snippet is made in the same pass, only for the rows of that pool. A
+    # platform filter must see every match, so it joins first.
     if platform:
-        sql = ("SELECT f.rowid, p.platform, p.handle, d.kind, d.at, d.important, f.rank"
-               " FROM docs_fts f JOIN docs d ON d.id = f.rowid JOIN people p ON p.pid = d.pid"
+        sql = ("SELECT f.rowid, p.platform, p.handle, d.kind, d.at, d.important, f.rank,"
+               " snippet(docs_fts, -1, '[', ']', '…', 12) FROM docs_fts f"
+               " JOIN docs d ON d.id = f.rowid"
+               " JOIN people p ON p.pid = d.pid"
                " WHERE docs_fts MATCH ? AND p.platform = ? ORDER BY f.rank LIMIT ?")
         args: list[object] = [expression, platform, pool]
     else:
-        sql = ("SELECT m.id, p.platform, p.handle, d.kind, d.at, d.important, m.rank"
-               " FROM (SELECT rowid AS id, rank FROM docs_fts WHERE docs_fts MATCH ?"
-               "       ORDER BY rank LIMIT ?) m"
+        sql = ("SELECT m.id, p.platform, p.handle, d.kind, d.at, d.important, m.rank, m.snip"
+               " FROM (SELECT rowid AS id, rank, snippet(docs_fts, -1, '[', ']', '…', 12)"
+               "       AS snip FROM docs_fts"
+               "       WHERE docs_fts MATCH ? ORDER BY rank LIMIT ?) m"
                " JOIN docs d ON d.id = m.id JOIN people p ON p.pid = d.pid")
         args = [expression, pool]
     rows = db.execute(sql, args).fetchall()
     if not rows:
         return []
     best = min(row[6] for row in rows)  # bm25 is negative: lower is better
+    stamp = now.timestamp()
     scored = []
-    for doc_id, plat, handle, kind, at, important, rank in rows:
+    for doc_id, plat, handle, kind, at, important, rank, snip in rows:
         relevance = rank / best if best < 0 else 1.0
-        age_days = max(0.0, (now.timestamp() - at) / 86400) if at is not None else 365.0
+        age_days = max(0.0, (stamp - at) / 86400) if at is not None else 365.0
         recency = 0.5 ** (age_days / HALF_LIFE_DAYS)
         importance = float(important)
         score = WEIGHTS[0] * relevance + WEIGHTS[1] * recency + WEIGHTS[2] * importance
         scored.append((score, at or 0, doc_id, plat, handle, kind, at, relevance, recency,
-                       importance))
+                       importance, snip))
     scored.sort(key=lambda row: (-row[0], -row[1]))
-    shown = scored[:limit]
-    marks = ",".join("?" * len(shown))
-    snippets = dict(db.execute(
-        f"SELECT rowid, snippet(docs_fts, -1, '[', ']', '…', 12) FROM docs_fts"  # noqa: S608
-        f" WHERE docs_fts MATCH ? AND rowid IN ({marks})",
-        [expression, *(row[2] for row in shown)]).fetchall())
-    return [Hit(plat, handle, kind, at, snippets.get(doc_id, ""), round(relevance, 4),
-                round(recency, 4), importance, round(score, 4))
-            for score, _, doc_id, plat, handle, kind, at, relevance, recency, importance in shown]
+    return [Hit(plat, handle, kind, at, snip or "", round(relevance, 4), round(recency, 4),
+                importance, round(score, 4))
+            for score, _, _, plat, handle, kind, at, relevance, recency, importance, snip
+            in scored[:limit]]

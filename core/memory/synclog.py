@@ -490,8 +490,19 @@ def _sync_locked(home: Home, people: People, log: Path, report: Report,
     found = _read_log(log, state.get("logs", {}).get(key), report, stones, progress, tz)
     if found is None:
         return
-    buckets, posts = found.buckets, found.posts
+    with people.batch():  # durable once at the end, before the checkpoint says "done"
+        _carry_all(home, people, found, report, progress, stones, tz)
+    if report.failed:
+        return  # the next run re-reads from the last checkpoint and matches again
+    try:
+        _save_state(home, state, key, found.stat, found.reader, found.digest)
+    except OSError as exc:
+        report.checkpoint_error = f"{home.root / STATE}: {exc.strerror or exc}"
 
+
+def _carry_all(home: Home, people: People, found: _Read, report: Report,
+               progress: Progress | None, stones: _Stones, tz: tzinfo) -> None:
+    buckets, posts = found.buckets, found.posts
     for number, ((platform, handle), pending) in enumerate(sorted(buckets.items()), 1):
         try:
             tally, wrote = _carry(people, platform, handle, pending, stones)
@@ -525,10 +536,3 @@ def _sync_locked(home: Home, people: People, log: Path, report: Report,
             report.journal += Tally(added=done.added, merged=done.merged, present=done.present)
         if progress is not None:
             progress("journal", len(posts), len(posts))
-
-    if report.failed:
-        return  # the next run re-reads from the last checkpoint and matches again
-    try:
-        _save_state(home, state, key, found.stat, found.reader, found.digest)
-    except OSError as exc:
-        report.checkpoint_error = f"{home.root / STATE}: {exc.strerror or exc}"

@@ -93,7 +93,7 @@ def record(home: Home, people: People, settings: MemorySettings, memo: Memo, *,
     try:
         from tactful.core.memory import desk
 
-        desk.regenerate(home, settings, memo.at)
+        desk.after_change(home, settings, memo.at)
     except Exception as exc:  # noqa: BLE001 — the desk is derived
         done.warnings.append(f"the desk was not regenerated: {exc}")
     return done
