@@ -243,6 +243,8 @@ def _reason(refusal: TactfulError) -> str:
         return "a send is pending in the ledger (a crash?): check by hand"
     if "is a bot" in text:
         return "bot already answered in this thread"
+    if text.startswith("refused: a private message"):
+        return "a private message: public interactions only"
     return f"refused: {type(refusal).__name__}"
 
 

@@ -214,6 +214,10 @@ class RecorderAdapter:
     def text_length(self, text: str) -> int:
         return len(text)
 
+    def is_private(self, to: str | None, post: PostRef | None) -> bool:
+        """As on Telegram: a chat named by a number is a private one; by a name, a group."""
+        return post is None and to is not None and to.isdigit()
+
     def open(self, credentials: Mapping[str, str]) -> RecorderSession:
         return RecorderSession(credentials)
 

@@ -506,7 +506,7 @@ ERRORS = [
         "platforms:\n  x:\n    mode: companion\n",
         3,
         "platforms.x.mode",
-        ["unknown key (expected one of: account, dry_run, base_url, limits)",
+        ["unknown key (expected one of: account, dry_run, base_url, limits, allow_private)",
          "only telegram has a mode"],
         id="mode-outside-telegram",
     ),

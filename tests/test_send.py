@@ -651,3 +651,19 @@ def test_any_command_whose_memory_cannot_import_refuses_with_4(recorder, keyring
         assert result.returncode == 4, result.stderr
         assert "memory module cannot be loaded" in result.stderr
     refused_before_anything(keyring_log)
+
+
+# ---- public interactions only ------------------------------------------------------------------
+
+def test_a_private_message_is_refused_by_default_and_allowed_by_config(
+        cli, recorder, keyring_log, tmp_path) -> None:
+    # On the recorder, as on Telegram, a chat named by a number is a private chat.
+    refused = cli("send", "recorder", "--to", "12345", "--text", "just between us")
+    assert refused.code == 5, refused.err
+    assert "public interactions" in refused.err and "allow_private: true" in refused.err
+    refused_before_anything(keyring_log)
+    config = tmp_path / "private.yaml"
+    config.write_text("platforms:\n  recorder:\n    allow_private: true\n")
+    assert cli("--config", str(config), "send", "recorder", "--to", "12345",
+               "--text", "just between us").code == 0
+    assert len(sent()) == 1
