@@ -32,7 +32,9 @@ def _config(home: Path, started: dict[str, Emulated]) -> Path:
     lines = ["persona:", "  name: galatea", "platforms:"]
     for name, world in started.items():
         lines += [f"  {name}:", f"    account: {world.emulator.persona}",
-                  f"    base_url: {world.emulator.base_url}"]
+                  f"    base_url: {world.emulator.base_url}",
+                  # The demo's Telegram mornings arrive in private chats (docs/sending.md).
+                  "    allow_private: true"]
     lines.append("routines:")
     for name in started:
         lines += [f"  reply-{name}:", "    kind: batch-reply", f"    platform: {name}",
