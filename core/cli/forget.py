@@ -23,5 +23,8 @@ def forget(context: Context, args: argparse.Namespace) -> int:
     print(f"forgot {platform}/@{handle}: file {'removed' if done.file else 'absent'}, "
           f"{done.log_events} log events, {done.outbox_lines} outbox lines, {stores}"
           f"{done.archive_lines} desk-archive lines, {len(done.links)} links from other "
-          f"accounts; tombstone written{kept}")
+          f"accounts, {done.traces} entries elsewhere that named or quoted them; tombstone "
+          f"written{kept}")
+    for problem in done.unreachable:
+        print(f"tactful: warning: not swept for traces: {problem}", file=sys.stderr)
     return 0
