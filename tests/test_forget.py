@@ -51,7 +51,7 @@ def test_forget_leaves_no_trace(  # type: ignore[no-untyped-def]
     old_log.write_bytes((home / "engagement.jsonl").read_bytes())
     result = cli("forget", "x", HANDLE)
     assert result.code == 0, result.err
-    assert "1 log events" in result.out and "tombstone written" in result.out
+    assert "1 log event," in result.out and "tombstone written" in result.out
     assert UNIQUE.encode() not in everything_under(home)
     assert f"x/{HANDLE}".encode() not in everything_under(home)
     assert f"x/@{HANDLE}".encode() not in everything_under(home)
@@ -176,6 +176,42 @@ def test_forget_leaves_neither_their_handle_nor_their_id_in_the_inbox_or_the_led
     left = {name: [who for who in (alice, did) if who.encode() in (home / name).read_bytes()]
             for name in ("inbox.sqlite", "ledger.sqlite")}
     assert left == {"inbox.sqlite": [], "ledger.sqlite": []}
+
+
+def _companion_user(home: Path, chat_id: int, handle: str) -> None:
+    from datetime import UTC, datetime
+
+    from tactful.core.companion.store import CompanionStore
+
+    store = CompanionStore(home, "friendbot")
+    try:
+        store.touch_user(chat_id, language_code="en", at=datetime(2026, 11, 1, tzinfo=UTC),
+                         tz_default="UTC", handle=handle)
+    finally:
+        store.close()
+
+
+def _companion_users(home: Path) -> list[int]:
+    from tactful.core.companion.store import CompanionStore
+
+    store = CompanionStore(home, "friendbot")
+    try:
+        return [user.chat_id for user in store.users()]
+    finally:
+        store.close()
+
+
+def test_forget_reaches_a_companion_store_through_the_service_its_plugin_registers(
+        cli, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Core imports no companion of any platform: the Telegram plugin's service offers its
+    chats, the application registers that store with memory's forget, and forget erases."""
+    assert cli("remember", "telegram", "chatty", "--kind", "dm", "--id", "700").code == 0
+    _companion_user(home, 700, "chatty")
+    _companion_user(home, 800, "someone_else")
+    done = cli("forget", "telegram", "chatty")
+    assert done.code == 0, done.err
+    assert "1 telegram companion chats deleted" in done.out
+    assert _companion_users(home) == [800]
 
 
 # ---- a realistic history: nothing of the person anywhere, in any file, after forget ------------

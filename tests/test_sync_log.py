@@ -204,7 +204,7 @@ def test_bad_lines_and_a_torn_last_line_are_reported_and_skipped(cli, home: Path
     with log.open("a") as f:
         f.write(json.dumps(event("gina", 9))[40:] + "\n")
     again = cli("sync-log")
-    assert again.code == 0 and "1 events read (new since the last sync)" in again.out
+    assert again.code == 0 and "1 event read (new since the last sync)" in again.out
     assert "1 added" in again.out and again.err == ""
     assert len(person(home, "gina").entries) == 5
 
@@ -215,7 +215,7 @@ def test_the_checkpoint_reads_only_new_bytes_and_restarts_when_the_log_changes( 
     assert "5 events read (from the top)" in cli("sync-log").out
     with log.open("a") as f:
         f.write(json.dumps(event("hal", 5)) + "\n")
-    assert "1 events read (new since the last sync)" in cli("sync-log").out
+    assert "1 event read (new since the last sync)" in cli("sync-log").out
     # Rewritten shorter (as `forget` does): from the top, and matching keeps it honest.
     write_log(home, [event("hal", n) for n in range(3)])
     top = cli("sync-log")
@@ -302,7 +302,7 @@ def test_forget_then_sync_does_not_bring_them_back(cli, home: Path, tmp_path: Pa
     old_log.write_bytes((home / "engagement.jsonl").read_bytes())
     assert cli("forget", "x", "mia").code == 0
     again = cli("sync-log")  # the home's log, rewritten by forget: from the top
-    assert again.code == 0 and "1 events read (from the top)" in again.out
+    assert again.code == 0 and "1 event read (from the top)" in again.out
     backup = cli("sync-log", "--log", str(old_log))
     assert backup.code == 0 and "1 forgotten" in backup.out
     assert not (home / "people" / "x" / "mia.md").exists()

@@ -37,7 +37,6 @@ PLATFORM = facts.NAME
 TEXT_LIMIT = facts.TEXT_LIMIT  # in one message, counted as Telegram does (facts.TEXT_UNIT)
 TEXT_UNIT = facts.TEXT_UNIT
 text_length = facts.text_length
-DEFAULT_TIMEOUT = 10.0  # seconds per request; the real API answers in well under one
 
 # Inline bots whose usernames are shorter than Telegram's minimum and still become mentions.
 SHORT_MENTIONS = frozenset({"gif", "vid", "pic"})
@@ -192,13 +191,6 @@ def mentions(text: str) -> list[str]:
 
 # ---- the adapter --------------------------------------------------------------------------
 
-def _timeout(settings: AdapterSettings) -> float:
-    value = settings.options.get("timeout")
-    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 120:
-        return float(value)
-    return DEFAULT_TIMEOUT
-
-
 class TelegramAdapter:
     """Telegram through the Bot API (aiogram 3). One credential, the bot token, for both
     reading and posting: Telegram has no read-only token."""
@@ -217,7 +209,7 @@ class TelegramAdapter:
     def __init__(self, settings: AdapterSettings) -> None:
         self.settings = settings
         self.base_url = settings.base_url
-        self.timeout = _timeout(settings)
+        self.timeout = settings.number("timeout")
 
     def parse_post(self, raw: str) -> PostRef:
         return parse_post(raw)

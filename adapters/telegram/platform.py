@@ -9,7 +9,10 @@ must know of Telegram chats. This module imports nothing but memory's `Platform`
 
 from __future__ import annotations
 
-from tactful.core.memory.platforms import Platform
+from tactful.core.memory.platforms import Option, Platform
+
+# `platforms.<name>.timeout`: a hung platform must not hang a batch
+TIMEOUT = Option("timeout", 10.0, above=0, at_most=120, help="seconds per request")
 
 NAME = "telegram"
 # The Bot API limits a message to 4096 characters as Telegram counts them: UTF-16 code units,
@@ -23,7 +26,12 @@ def text_length(text: str) -> int:
     """The length of a message as Telegram counts it (`TEXT_UNIT`)."""
     return len(text.encode("utf-16-le")) // 2
 
-PLATFORM = Platform(NAME, numeric_ids=True, modes=("persona", "companion"))
+# `account` names the stored token (keyring user telegram/<account>/token): the bot's
+# username, written without the @ of a mention.
+PLATFORM = Platform(NAME, numeric_ids=True, modes=("persona", "companion"),
+                    options=(TIMEOUT,),
+                    account_pattern=r"[^@]\S*",
+                    account_hint="write the bot's username without the @, e.g. galatea_bot")
 
 
 class Chats:
