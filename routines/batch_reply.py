@@ -54,6 +54,7 @@ from tactful.core.send.adapter import (
     Party,
     PlatformDown,
     RateLimited,
+    Session,
     Unauthorized,
 )
 from tactful.core.send.adapters import settings_for
@@ -161,6 +162,8 @@ def batch_reply(run: Run) -> Result:
         # handle).
         own = {settings_for(platform, context.config).account.lower().removeprefix("@")}
         inbox = Inbox(context.home.root)
+        # Their recent posts are read with the read credentials (never in a dry run).
+        reader = None if run.dry_run else _Recent(run, adapter)
         try:
             if not _looking(run):
                 for line in gate.repair():
@@ -175,14 +178,53 @@ def batch_reply(run: Run) -> Result:
                     break
                 if only and item.author.handle not in only:
                     continue  # waits for a run that is not limited to others
-                stop = _one(run, item, adapter, responder, pipeline, inbox, own, counts)
+                stop = _one(run, item, adapter, responder, pipeline, inbox, own, counts, reader)
                 if stop is not None:
                     return _result(run, counts, stop)
         finally:
             inbox.close()
+            if reader is not None:
+                reader.close()
     finally:
         gate.close()
     return _result(run, counts, None)
+
+
+class _Recent:
+    """Authors' recent posts, read once per author per batch through one read session, when
+    the adapter can (`Session.recent_posts`). A read that fails reads as "not read"."""
+
+    def __init__(self, run: Run, adapter: Adapter) -> None:
+        self.run, self.adapter = run, adapter
+        self.session: Session | None = None
+        self.opened = False
+        self.seen: dict[str, tuple[str, ...] | None] = {}
+
+    def recent(self, item: Inbound) -> tuple[str, ...] | None:
+        handle = item.author.handle
+        if handle in self.seen:
+            return self.seen[handle]
+        found: tuple[str, ...] | None = None
+        try:
+            if not self.opened:
+                self.opened = True
+                if getattr(self.adapter, "reads_recent_posts", False):
+                    account = settings_for(self.adapter.platform,
+                                           self.run.context.config).account
+                    self.session = self.adapter.open(credentials.read(
+                        self.adapter.platform, account, self.adapter.read_fields))
+            read = getattr(self.session, "recent_posts", None)
+            if callable(read):
+                found = tuple(str(t) for t in read(item.author, worth.RECENT_LIMIT))
+        except (TactfulError, OSError) as exc:
+            self.run.log.emit("batch.recent_unread", routine=self.run.name, handle=handle,
+                              problem=type(exc).__name__)
+        self.seen[handle] = found
+        return found
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
 
 
 def _named_by_hand(gate: Gate, platform: str, only: set[str]) -> Verdict | None:
@@ -243,11 +285,14 @@ def _reason(refusal: TactfulError) -> str:
         return "a send is pending in the ledger (a crash?): check by hand"
     if "is a bot" in text:
         return "bot already answered in this thread"
+    if text.startswith("refused: a private message"):
+        return "a private message: public interactions only"
     return f"refused: {type(refusal).__name__}"
 
 
 def _one(run: Run, item: Inbound, adapter: Adapter, responder: Responder, pipeline: Pipeline,
-         inbox: Inbox, own: set[str], counts: Counter[str]) -> tuple[int, str] | None:
+         inbox: Inbox, own: set[str], counts: Counter[str],
+         reader: _Recent | None = None) -> tuple[int, str] | None:
     """Handle one item; returns (exit code, why) when the whole batch must stop."""
     context, platform, handle = run.context, item.post.platform, item.author.handle
     gate = pipeline.gate
@@ -258,9 +303,16 @@ def _one(run: Run, item: Inbound, adapter: Adapter, responder: Responder, pipeli
         _skip(run, inbox, item, _reason(refusal), counts)
         return None
     verdict = gate.may_reach(platform, handle, item.author.id)
-    skip = worth.judge(item, verdict, context.config.engagement, own)
-    if skip is None and inbox.instructs(platform, item.post.id) is not None:
-        skip = worth.Skip("tried to give instructions")  # before the scrubber hid a payload
+    case = worth.Case(item, verdict, context.config.engagement, frozenset(own),
+                      instructs=inbox.instructs(platform, item.post.id),
+                      recent=reader.recent(item) if reader is not None else None)
+    decision = worth.decide(case, worth.plugin_judges(gate.host.collect("register_guards")))
+    run.log.emit("batch.worth", routine=run.name, platform=platform, post=item.post.id[:120],
+                 handle=handle, worth=decision.worth, reason=decision.reason, by=decision.by,
+                 recent=len(case.recent) if case.recent is not None else None)
+    if decision.worth:
+        counts[f"worth: {decision.reason}"] += 1
+    skip = decision.skip
     if skip is not None:
         if skip.flag_dne:
             # With their stable id, so the flag holds after a rename too.
@@ -363,10 +415,14 @@ def _result(run: Run, counts: Counter[str], stop: tuple[int, str] | None) -> Res
         parts[-1] += " (" + ", ".join(f"{n} {why}" for why, n in reasons) + ")"
     if counts["flagged"]:
         parts.append(f"{counts['flagged']} flagged do-not-engage")
+    worth_it = sorted((k.removeprefix("worth: "), n) for k, n in counts.items()
+                      if k.startswith("worth: "))
+    if worth_it:
+        parts.append("worth a reply: " + ", ".join(f"{n} {why}" for why, n in worth_it))
     if run.preview:
         parts.insert(0, "preview")
     summary = ", ".join(parts)
-    plain = {k: v for k, v in counts.items() if not k.startswith("skipped: ")}
+    plain = {k: v for k, v in counts.items() if not k.startswith(("skipped: ", "worth: "))}
     if stop is not None:
         return Result(f"{summary}; {stop[1]}", exit_code=stop[0], counts=plain)
     return Result(summary, counts=plain)

@@ -203,7 +203,10 @@ def _batch_against(emulator: Any, platform: str, tmp_path: Path) -> Path:
     config.write_text(
         BATCH_CONFIG.format(max_per_run=10).replace("platform: recorder", f"platform: {platform}")
         + f"platforms:\n  {platform}:\n    account: {emulator.persona}\n"
-        f"    base_url: {emulator.base_url}\n")
+        f"    base_url: {emulator.base_url}\n"
+        # Telegram posts here arrive in private chats: allowed for these tests (the default,
+        # public interactions only, is tested on its own).
+        + ("    allow_private: true\n" if platform == "telegram" else ""))
     (tmp_path / "home" / "people").mkdir(parents=True, exist_ok=True)
     return config
 

@@ -108,6 +108,13 @@ def add_inbound(post_id: str, handle: str, text: str, *, user_id: str | None = N
     save_state(state)
 
 
+def add_recent(handle: str, *texts: str) -> None:
+    """What `handle` posted lately: `recent_posts` reads it (and the adapter then says it can)."""
+    state = load_state()
+    state.setdefault("recent", {}).setdefault(handle, []).extend(texts)
+    save_state(state)
+
+
 def fail_next(kind: str) -> None:
     """Queue a failure of the next send: rate, forbidden, down, maybe, crash."""
     state = load_state()
@@ -165,6 +172,11 @@ class RecorderSession:
             os._exit(9)  # the post is out; the process dies before the ledger says so
         return Sent(id=str(number), url=f"https://recorder.example/p/{number}")
 
+    def recent_posts(self, author: Author, limit: int) -> list[str]:
+        record("recent_posts", handle=author.handle)
+        _read_failure()
+        return list(load_state().get("recent", {}).get(author.handle, []))[-limit:]
+
     def fetch_inbound(self, since: str | None, limit: int) -> Page:
         record("fetch_inbound", since=since)
         inbound = load_state().get("inbound", [])
@@ -213,6 +225,15 @@ class RecorderAdapter:
 
     def text_length(self, text: str) -> int:
         return len(text)
+
+    @property
+    def reads_recent_posts(self) -> bool:
+        """Only when a test gave someone recent posts: other tests count every session."""
+        return bool(load_state().get("recent"))
+
+    def is_private(self, to: str | None, post: PostRef | None) -> bool:
+        """As on Telegram: a chat named by a number is a private one; by a name, a group."""
+        return post is None and to is not None and to.isdigit()
 
     def open(self, credentials: Mapping[str, str]) -> RecorderSession:
         return RecorderSession(credentials)

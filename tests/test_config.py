@@ -514,7 +514,8 @@ ERRORS = [
         "platforms:\n  x:\n    mode: companion\n",
         3,
         "platforms.x.mode",
-        ["unknown key (expected one of: account, dry_run, base_url, limits, timeout)",
+        ["unknown key (expected one of: account, dry_run, base_url, limits, allow_private, "
+         "timeout)",
          "only telegram has a mode"],
         id="mode-outside-telegram",
     ),

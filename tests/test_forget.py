@@ -309,3 +309,26 @@ def test_forget_leaves_no_byte_of_the_person_under_the_home_after_a_realistic_hi
     assert cli(*cfg, "card", "recorder", "dave", "--json").out == dave_before
     assert "shipped the eval harness" in "".join(
         p.read_text() for p in (home / "journal").glob("*.md"))
+
+
+def test_a_forgotten_persons_post_fetched_again_stays_forgotten(home: Path) -> None:
+    from datetime import UTC, datetime
+
+    from tactful.core.inbound.inbox import Inbox
+    from tactful.core.memory.traces import Trace
+    from tactful.core.send.adapter import Author, Inbound, PostRef
+
+    home.mkdir(parents=True)
+    post = Inbound(post=PostRef("recorder", "91", "https://recorder.example/p/91"),
+                   author=Author(handle="gone_user", id="8880001"), text=f"my {UNIQUE} story",
+                   at=datetime(2026, 11, 30, 9, 0, tzinfo=UTC))
+    inbox = Inbox(home)
+    try:
+        assert inbox.add("recorder", [post], None) == 1
+        assert inbox.forget_trace(Trace.of("recorder", ["gone_user"], ids=["8880001"])) == 1
+        assert inbox.add("recorder", [post], None) == 0  # known as forgotten, by a hash
+        assert inbox.waiting("recorder") == []
+    finally:
+        inbox.close()
+    raw = (home / "inbox.sqlite").read_bytes()
+    assert UNIQUE.encode() not in raw and b"gone_user" not in raw and b"8880001" not in raw

@@ -651,3 +651,78 @@ def test_any_command_whose_memory_cannot_import_refuses_with_4(recorder, keyring
         assert result.returncode == 4, result.stderr
         assert "memory module cannot be loaded" in result.stderr
     refused_before_anything(keyring_log)
+
+
+# ---- public interactions only ------------------------------------------------------------------
+
+def test_a_private_message_is_refused_by_default_and_allowed_by_config(
+        cli, recorder, keyring_log, tmp_path) -> None:
+    # On the recorder, as on Telegram, a chat named by a number is a private chat.
+    refused = cli("send", "recorder", "--to", "12345", "--text", "just between us")
+    assert refused.code == 5, refused.err
+    assert "public interactions" in refused.err and "allow_private: true" in refused.err
+    refused_before_anything(keyring_log)
+    config = tmp_path / "private.yaml"
+    config.write_text("platforms:\n  recorder:\n    allow_private: true\n")
+    assert cli("--config", str(config), "send", "recorder", "--to", "12345",
+               "--text", "just between us").code == 0
+    assert len(sent()) == 1
+
+
+# ---- the ledger and the outbox keep no raw text ------------------------------------------------
+
+PHONE = "+44 20 7946 0958"
+
+
+def _ledger_texts(home: Path) -> list[str | None]:
+    import sqlite3
+
+    db = sqlite3.connect(home / "ledger.sqlite")
+    try:
+        return [t for (t,) in db.execute("SELECT text FROM sends ORDER BY started")]
+    finally:
+        db.close()
+
+
+def test_the_ledger_scrubs_my_text_and_drops_it_once_memory_has_it(
+        cli, recorder, keyring_log, home) -> None:
+    platform.add_post("10", "alice")
+    platform.add_post("11", "bob")
+    assert cli("send", "recorder", "--reply-to", "10", "--text", f"call me on {PHONE}").code == 0
+    platform.fail_next("maybe")  # it may have gone out: the row stays pending, with its text
+    assert cli("send", "recorder", "--reply-to", "11", "--text", f"or on {PHONE}").code != 0
+    texts = _ledger_texts(home)
+    assert None in texts  # the remembered send keeps no text
+    assert "or on [redacted:phone]" in texts  # the pending one, scrubbed
+    assert PHONE.encode() not in (home / "ledger.sqlite").read_bytes()
+    assert "call me on [redacted:phone]" in (home / "people" / "recorder" / "alice.md").read_text()
+
+
+def test_the_dry_run_outbox_is_scrubbed(cli, recorder, keyring_log, home) -> None:
+    assert cli("send", "recorder", "--to", "bob", "--text", f"ring {PHONE}",
+               "--dry-run").code == 0
+    [line] = (home / "outbox" / "dry-run.jsonl").read_text().splitlines()
+    record = json.loads(line)
+    assert record["text"] == "ring [redacted:phone]" and record["redacted"] == ["phone"]
+
+
+def test_a_ledger_from_before_scrubbing_is_migrated_on_open(home: Path) -> None:
+    import sqlite3
+
+    from tactful.core.send.ledger import _MIGRATIONS, Ledger
+
+    home.mkdir(parents=True)
+    db = sqlite3.connect(home / "ledger.sqlite")
+    for script in _MIGRATIONS:
+        db.executescript(script)
+    db.execute(f"PRAGMA user_version = {len(_MIGRATIONS)}")
+    db.executemany("INSERT INTO sends (key, platform, action, text, state, started, remembered) "
+                   "VALUES (?, 'recorder', 'reply', ?, ?, '2026-11-30T09:00:00+00:00', ?)",
+                   [("k1", f"sent to {PHONE} long ago", "sent", 1),
+                    ("k2", f"pending to {PHONE}", "pending", 0)])
+    db.commit()
+    db.close()
+    Ledger(home).close()
+    assert sorted(map(str, _ledger_texts(home))) == ["None", "pending to [redacted:phone]"]
+    raw = (home / "ledger.sqlite").read_bytes()
+    assert PHONE.encode() not in raw and b"long ago" not in raw

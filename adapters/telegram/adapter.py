@@ -220,6 +220,12 @@ class TelegramAdapter:
     def text_length(self, text: str) -> int:
         return text_length(text)
 
+    def is_private(self, to: str | None, post: PostRef | None) -> bool:
+        """A private chat: its id is its user's id, positive (groups and channels are
+        negative, or a public @username)."""
+        chat = to if post is None else post.id.split("/", 1)[0]
+        return chat is not None and chat.isdigit()
+
     def open(self, credentials: Mapping[str, str]) -> Session:
         token = credentials.get("token", "")
         if not _TOKEN.fullmatch(token):

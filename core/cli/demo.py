@@ -33,7 +33,9 @@ def _config(home: Path, started: dict[str, Emulated]) -> Path:
     for name, world in started.items():
         # Quoted: an account may be all digits (a Facebook Page id), and YAML would read a number.
         lines += [f"  {name}:", f"    account: {json.dumps(world.emulator.persona)}",
-                  f"    base_url: {world.emulator.base_url}"]
+                  f"    base_url: {world.emulator.base_url}",
+                  # The demo's Telegram mornings arrive in private chats (docs/sending.md).
+                  "    allow_private: true"]
     lines.append("routines:")
     for name in started:
         lines += [f"  reply-{name}:", "    kind: batch-reply", f"    platform: {name}",

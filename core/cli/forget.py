@@ -24,5 +24,9 @@ def forget(context: Context, args: argparse.Namespace) -> int:
     print(f"forgot {platform}/@{handle}: file {'removed' if done.file else 'absent'}, "
           f"{plural(done.log_events, 'log event')}, {plural(done.outbox_lines, 'outbox line')}, "
           f"{stores}{plural(done.archive_lines, 'desk-archive line')}, "
-          f"{plural(len(done.links), 'link')} from other accounts; tombstone written{kept}")
+          f"{plural(len(done.links), 'link')} from other accounts, "
+          f"{plural(done.traces, 'entry', 'entries')} elsewhere that named or quoted them; "
+          f"tombstone written{kept}")
+    for problem in done.unreachable:
+        print(f"tactful: warning: not swept for traces: {problem}", file=sys.stderr)
     return 0

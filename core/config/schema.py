@@ -530,6 +530,7 @@ _PLATFORM_FIELDS = (
     Field("dry_run", Boolean()),
     Field("base_url", Text(expected=_URL_EXPECTED, check=_http_url), optional=True),
     Field("limits", _LIMITS),
+    Field("allow_private", Boolean()),
 )
 
 

@@ -44,6 +44,9 @@ class PlatformConfig:
     # The most sends of an action (reply, post, mention, quote, dm) in a rolling 24 hours; the
     # pipeline also keeps to the quotas a platform publishes, whichever is lower.
     limits: dict[str, int] = field(default_factory=dict)
+    # Private messages (a dm, a private chat) in persona mode: off, public interactions only
+    # (docs/sending.md). The companion mode is private by nature and needs no such key.
+    allow_private: bool = False
     # The options the platform declares (`Platform.options`, e.g. `timeout`) that the file
     # writes, by name; `AdapterSettings.options` adds the declared defaults of the others.
     options: dict[str, object] = field(default_factory=dict)

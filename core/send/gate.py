@@ -174,6 +174,7 @@ class Gate:
                 guards.PluginsLoaded(self.host.load_errors),
                 guards.MemoryLoads(),
                 guards.NobodyFlagged(),
+                guards.PublicOnly(self.config.platform(platform).allow_private),
                 guards.BotThreadOnce(),
                 guards.LedgerFree(ledger.find_any),
                 guards.WithinQuota(self.config.platform(platform).limits, ledger.count_since),

@@ -98,6 +98,36 @@ class NobodyFlagged(Guard):
         self.offline(attempt)
 
 
+def is_private(attempt: Attempt) -> bool:
+    """A private message: the platform says so when it can tell a private chat from a group
+    (`adapter.is_private`, Telegram); elsewhere a dm is private."""
+    says = getattr(attempt.adapter, "is_private", None)
+    if callable(says):
+        return bool(says(attempt.to, attempt.post))
+    return attempt.action == "dm"
+
+
+class PublicOnly(Guard):
+    """Public interactions only, unless the operator chose otherwise for the platform
+    (`platforms.<name>.allow_private: true`, docs/sending.md). The companion is private by
+    nature: its conversations (`SendRequest.private`, set by the companion's gateway, which
+    runs only in companion mode) pass."""
+
+    name = "public interactions only"
+
+    def __init__(self, allowed: bool) -> None:
+        self.allowed = allowed
+
+    def offline(self, attempt: Attempt) -> None:
+        if self.allowed or attempt.request.private:
+            return
+        if is_private(attempt):
+            raise Refused(f"refused: a private message on {attempt.platform}, and this persona "
+                          "keeps to public interactions; to allow private messages set "
+                          f"platforms.{attempt.platform}.allow_private: true in the config; "
+                          "nothing was sent")
+
+
 def is_bot(attempt: Attempt, handle: str) -> bool:
     verdict = attempt.verdicts.get(handle)
     if verdict is not None and verdict.person is not None and verdict.person.kind == "bot":

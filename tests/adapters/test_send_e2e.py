@@ -63,8 +63,11 @@ def setup(request: pytest.FixtureRequest, tmp_path: Path, keyring_log: Path) -> 
         for field, value in platform.fields(emulator).items():
             recording_keyring.store(platform.name, account, field, value)
         config = tmp_path / "tactful.yaml"
+        # A Telegram post here is in the user's private chat: allowed for these tests (the
+        # default, public interactions only, is tested below).
+        private = "    allow_private: true\n" if platform.name == "telegram" else ""
         config.write_text(f"platforms:\n  {platform.name}:\n    account: {account}\n"
-                          f"    base_url: {emulator.base_url}\n")
+                          f"    base_url: {emulator.base_url}\n{private}")
         home = tmp_path / "home"
         (home / "people").mkdir(parents=True)
         yield Setup(platform, emulator, config, home)
@@ -143,3 +146,25 @@ def test_a_429_is_exit_5_with_the_retry_time_and_no_second_try(cli, setup: Setup
 
 def _writes_of(emulator: Emulator, request: Any) -> list[Any]:
     return [request] if emulator.is_write(request) else []
+
+
+def test_a_private_chat_in_persona_mode_is_refused_by_default_before_any_read(
+        cli, tmp_path: Path, keyring_log: Path) -> None:
+    with TelegramEmulator() as emulator:
+        recording_keyring.store("telegram", emulator.persona, "token", emulator.token)
+        config = tmp_path / "tactful.yaml"
+        config.write_text(f"platforms:\n  telegram:\n    account: {emulator.persona}\n"
+                          f"    base_url: {emulator.base_url}\n")
+        (tmp_path / "home" / "people").mkdir(parents=True)
+        user = emulator.add_user("alice")
+        post = str(emulator.add_post("alice", "hello persona"))  # in her private chat
+        for argv in (["--reply-to", post], ["--to", user]):
+            result = cli("--config", str(config), "send", "telegram", *argv, "--text", "hi!")
+            assert result.code == 5, result.err
+            assert "public interactions" in result.err and "allow_private: true" in result.err
+        assert emulator.requests == [] and recording_keyring.reads() == []
+        # A group is public: a post there goes out.
+        emulator.add_group("book club", username="bookclub")
+        sent = cli("--config", str(config), "send", "telegram", "--to", "bookclub",
+                   "--text", "hi all")
+        assert sent.code == 0, sent.err
