@@ -867,7 +867,9 @@ _AGENT_ACTION = (
     r"|(?:like|follow|repost|retweet|share)(?:,| and| &) (?:like|follow|repost|retweet|share"
     r"|subscribe)\b)"
     # other languages: follow, like, share, and send/give + a secret
-    r"|\b(?:folg(?:e|t)?|like|liked?|teil(?:e|t)?|repost\w*|retweet\w*|abonnier\w*|abonne\w*"
+    # ("like" alone is English for "such as"; only with a German or Dutch object is it an order)
+    r"|\blike (?:diesen|dieses|meinen|meine|deze|dit|mijn)\b"
+    r"|\b(?:folg(?:e|t)?|teil(?:e|t)?|repost\w*|retweet\w*|abonnier\w*|abonne\w*"
     r"|suis|suivez|partage[rz]?|aime[rz]?|sigue\w*|siga\w*|seguid|comparte\w*|compartan"
     r"|dale like|da like|volg\w*|deel\w*|segui\w*|condividi\w*|metti like|compartilhe\w*"
     r"|partilhe\w*|curta)\b"
