@@ -34,11 +34,18 @@ spacing and punctuation removed), so "IGN0RE  all prev1ous instructions" and
 "i g n o r e previous instructions" are caught too. Spans that look encoded are decoded in
 windows, within a budget, and judged again, up to three layers deep.
 
+The patterns here know how attempts are usually worded; `injection_clauses` knows how they are
+built (an addressee, an order and its target; staff, fresh orders and a directive; a claim of
+authority and an ask for the configuration) and catches new wordings of the same build. It runs
+after the patterns, on the normalized text. docs/memory.md describes both and the recall they
+reach on corpora written apart from them.
+
 Cost is linear in the length of the text: long texts are read in overlapping chunks; a pattern
 runs only on chunks holding its needles or anchor words; each alternative of a family is its
 own pattern so the engine can skip to the letters it starts with; two-part patterns pair their
 parts by bisection; decoding never reaches beyond the encoded spans. `bench/privacy_gate.py`
-measures it. Standard library only; imported when writing, never by `check` or `card`.
+and `bench/injection_scaling.py` measure it. Standard library only; imported when writing,
+never by `check` or `card`.
 """
 
 from __future__ import annotations
