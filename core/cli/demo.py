@@ -16,22 +16,23 @@ import contextlib
 import io
 import json
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
 from tactful.core.cli.context import Context
 from tactful.core.cli.demo_world import Emulated, ThrowawayKeyring, emulators, morning
+from tactful.core.cli.output import bold
 
 
 def _step(title: str) -> None:
-    print(f"\n\033[1m## {title}\033[0m" if sys.stdout.isatty() else f"\n## {title}")
+    print("\n" + bold(f"## {title}"))
 
 
 def _config(home: Path, started: dict[str, Emulated]) -> Path:
     lines = ["persona:", "  name: galatea", "platforms:"]
     for name, world in started.items():
-        lines += [f"  {name}:", f"    account: {world.emulator.persona}",
+        # Quoted: an account may be all digits (a Facebook Page id), and YAML would read a number.
+        lines += [f"  {name}:", f"    account: {json.dumps(world.emulator.persona)}",
                   f"    base_url: {world.emulator.base_url}"]
     lines.append("routines:")
     for name in started:
