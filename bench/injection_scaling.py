@@ -13,6 +13,9 @@ is flagged):
     secret nouns, image links without data), the worst case for the structural reading;
   * one token: a single run without spaces that looks like base64 (decoding is bounded).
 
+Times are CPU time of this process (`time.process_time`), best of --repeat runs: the machine
+this is run on is often shared, and waiting for a core is not the guard's cost.
+
 Run: .venv/bin/python bench/injection_scaling.py [--repeat 3]
 """
 
@@ -82,10 +85,10 @@ def best(fn: Callable[[str], object], text: str, repeat: int) -> float:
     runs = max(1, min(200, 200_000 // max(len(text), 1)))
     times = []
     for _ in range(repeat):
-        started = time.perf_counter()
+        started = time.process_time()
         for _ in range(runs):
             fn(text)
-        times.append((time.perf_counter() - started) / runs)
+        times.append((time.process_time() - started) / runs)
     return min(times)
 
 

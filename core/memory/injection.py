@@ -34,23 +34,32 @@ spacing and punctuation removed), so "IGN0RE  all prev1ous instructions" and
 "i g n o r e previous instructions" are caught too. Spans that look encoded are decoded in
 windows, within a budget, and judged again, up to three layers deep.
 
+The patterns here know how attempts are usually worded; `injection_clauses` knows how they are
+built (an addressee, an order and its target; staff, fresh orders and a directive; a claim of
+authority and an ask for the configuration) and catches new wordings of the same build. It runs
+after the patterns, on the normalized text. docs/memory.md describes both and the recall they
+reach on corpora written apart from them. Hidden characters are judged in `injection_hidden`,
+and the encoded spans found and decoded in `injection_decoding`.
+
 Cost is linear in the length of the text: long texts are read in overlapping chunks; a pattern
 runs only on chunks holding its needles or anchor words; each alternative of a family is its
 own pattern so the engine can skip to the letters it starts with; two-part patterns pair their
 parts by bisection; decoding never reaches beyond the encoded spans. `bench/privacy_gate.py`
-measures it. Standard library only; imported when writing, never by `check` or `card`.
+and `bench/injection_scaling.py` measure it. Standard library only; imported when writing,
+never by `check` or `card`.
 """
 
 from __future__ import annotations
 
-import binascii
 import re
 import unicodedata
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tactful.core.memory.injection_clauses import clause_reason
+from tactful.core.memory.injection_decoding import decodings
+from tactful.core.memory.injection_hidden import hidden_characters
 
 __all__ = ["injection_reason"]
 
@@ -65,77 +74,6 @@ OPERATOR_CLAIM = "claimed operator instructions"
 AUTHORITY_CLAIM = "claimed developer authority"
 EXFILTRATION = "exfiltration image link"
 ENCODED = "encoded instructions"
-
-# ---------------------------------------------------------------------------------------------
-# Hidden characters, judged on the raw text
-
-_TAG_CANCEL = "\U000e007f"
-_BLACK_FLAG = "\U0001f3f4"
-# The one legitimate use of tag characters: the England, Scotland and Wales flag emoji.
-_FLAG_TAGS = frozenset(
-    "".join(chr(0xE0000 + ord(ch)) for ch in name) for name in ("gbeng", "gbsct", "gbwls")
-)
-# Embeddings and overrides (U+202A-U+202E) and isolates (U+2066-U+2069) reorder what a reader
-# sees; in a short public message they only serve to hide or disguise text.
-_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-# No visible width and no job in ordinary prose.
-_INVISIBLE = frozenset("\u200b\u2060\u2061\u2062\u2063\u2064\u180e\u034f\u115f\u1160\u3164\uffa0")
-# Joiners and direction marks do have jobs: ZWJ builds emoji, ZWNJ shapes Persian and Indic
-# words, RLM/LRM/ALM place punctuation in right-to-left text. Only in bulk, in a row, or wedged
-# inside a Latin word (where they do nothing visible) do they look like hiding.
-_SUSPECT = re.compile(
-    "[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200b-\u200f\u2060-\u2064\u180e\u034f"
-    "\u115f\u1160\u3164\uffa0\ufeff\u061c]"
-)
-_HIDDEN_LIMIT = 4
-_MARK_BULK = 24
-_HIDDEN_RUN = 3
-_HIDDEN_GAP = 200
-
-
-def _is_latin(text: str, i: int) -> bool:
-    return 0 <= i < len(text) and text[i].isascii() and text[i].isalpha()
-
-
-def _hidden_characters(text: str) -> bool:
-    if text.isascii():
-        return False
-    hidden = marks = run = 0
-    last = skip_to = -2
-    for m in _SUSPECT.finditer(text):
-        i = m.start()
-        if i < skip_to:
-            continue
-        ch = text[i]
-        if i - last > _HIDDEN_GAP:
-            # Hiding takes many marks close together; ones far apart in a long text are
-            # right-to-left prose doing its job.
-            hidden = marks = 0
-        if ch >= "\U000e0000":
-            if i and text[i - 1] == _BLACK_FLAG:
-                end = text.find(_TAG_CANCEL, i)
-                if end != -1 and text[i:end] in _FLAG_TAGS:
-                    skip_to = end + 1
-                    continue
-            return True
-        if ch in _BIDI_CONTROLS:
-            return True
-        run = run + 1 if i == last + 1 else 1
-        last = i
-        if run >= _HIDDEN_RUN:
-            return True
-        if ch == "\ufeff":
-            hidden += 1 if i else 0  # a byte order mark at the very start is harmless
-        elif ch in _INVISIBLE:
-            hidden += 1
-        else:
-            marks += 1
-            if _is_latin(text, i - 1) and _is_latin(text, i + 1):
-                hidden += 1
-        if hidden >= _HIDDEN_LIMIT or marks >= _MARK_BULK:
-            return True
-    return False
-
 
 # ---------------------------------------------------------------------------------------------
 # Normalization
@@ -867,7 +805,9 @@ _AGENT_ACTION = (
     r"|(?:like|follow|repost|retweet|share)(?:,| and| &) (?:like|follow|repost|retweet|share"
     r"|subscribe)\b)"
     # other languages: follow, like, share, and send/give + a secret
-    r"|\b(?:folg(?:e|t)?|like|liked?|teil(?:e|t)?|repost\w*|retweet\w*|abonnier\w*|abonne\w*"
+    # ("like" alone is English for "such as"; only with a German or Dutch object is it an order)
+    r"|\blike (?:diesen|dieses|meinen|meine|deze|dit|mijn)\b"
+    r"|\b(?:folg(?:e|t)?|teil(?:e|t)?|repost\w*|retweet\w*|abonnier\w*|abonne\w*"
     r"|suis|suivez|partage[rz]?|aime[rz]?|sigue\w*|siga\w*|seguid|comparte\w*|compartan"
     r"|dale like|da like|volg\w*|deel\w*|segui\w*|condividi\w*|metti like|compartilhe\w*"
     r"|partilhe\w*|curta)\b"
@@ -1721,131 +1661,12 @@ def _reason(norm: str, hid: bool) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Decoding layers: base64, rot13, %-encoding and HTML entities. Each decoded text is judged
-# again (up to three layers deep, so base64 inside base64 is seen), within a budget of a few
-# times the length of the original, so decoding can never make the check superlinear.
+# Decoding layers: each decoded text (see `injection_decoding`) is judged again, up to three
+# layers deep, so base64 inside base64 is seen, within a budget of a few times the length of the
+# original, so decoding can never make the check superlinear.
 
 _MAX_DEPTH = 3
 _BUDGET_FACTOR = 4
-_ROT13 = str.maketrans(
-    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
-    "nopqrstuvwxyzabcdefghijklmNOPQRSTUVWXYZABCDEFGHIJKLM",
-)
-# Words every order uses, as rot13 spells them: the rot13 pass runs only when one is there.
-_ROT13_HINTS = tuple(
-    word.translate(_ROT13)
-    for word in (
-        "ignore", "instruction", "previous", "system", "prompt", "reveal", "forget",
-        "disregard", "rules", "follow", "password", "token", "agent", "operator", "developer",
-        "config", "mode", "your", "repost", "secret", "you are",
-    )
-)
-_ROT13_HINT = re.compile("|".join(_ROT13_HINTS))
-_PERCENT = re.compile(r"(?:%[0-9a-fA-F]{2})+")
-_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
-# A base64 (or base64url) run long enough to hold an order; it is decoded in spans of at most
-# _BASE64_SPAN characters.
-_BASE64 = re.compile(r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/_-].)[A-Za-z0-9+/_-]{15,}+={0,2}")
-_BASE64_SPAN = 16384
-_URLSAFE = str.maketrans("-_", "+/")
-_LETTERS = re.compile(r"[a-zA-Z]")
-
-
-# Query-string spacing: "disregard+your+rules+and+follow".
-_PLUS_WORDS = re.compile(r"[^\s+]{1,40}(?:\+[^\s+]{1,40}){3,}")
-# %-escapes, or three words joined by '+' in a row (found by its '+', so the scan is quick).
-_URL_ENCODED = re.compile(r"(?:%[0-9a-fA-F]{2})+|\+[^\s+]{1,40}\+[^\s+]{1,40}\+")
-
-
-def _unplus(m: re.Match[str]) -> str:
-    return m.group(0).replace("+", " ")
-
-
-def _unpercent(m: re.Match[str]) -> str:
-    return bytes.fromhex(m.group(0).replace("%", "")).decode("utf-8", "replace")
-
-
-def _readable(decoded: str) -> bool:
-    if not decoded or _LETTERS.search(decoded) is None:
-        return False
-    if decoded.isprintable():
-        return True
-    odd = sum(1 for ch in decoded if not ch.isprintable() and ch not in "\n\r\t")
-    return odd <= len(decoded) // 20
-
-
-def _base64_texts(text: str) -> Iterator[str]:
-    for m in _BASE64.finditer(text):
-        run = m.group(0)
-        body = run.rstrip("=")
-        # Words and identifiers are not base64: a payload mixes cases or has digits.
-        if body.isalpha() and (body.islower() or body.isupper()):
-            continue
-        for at in range(0, len(body), _BASE64_SPAN):
-            chunk = body[at : at + _BASE64_SPAN].translate(_URLSAFE)
-            # A lone trailing character holds no byte; the rest is padded to whole quads.
-            chunk = chunk[: len(chunk) - 1] if len(chunk) % 4 == 1 else chunk
-            chunk += "=" * (-len(chunk) % 4)
-            try:
-                decoded = binascii.a2b_base64(chunk).decode("utf-8")
-            except (binascii.Error, UnicodeDecodeError):
-                continue
-            if _readable(decoded):
-                yield decoded
-
-
-# Decoding is local: only windows around what looks encoded are decoded and judged again, so
-# one "%2B" in a long post costs a few hundred characters, not another pass over the post.
-_WINDOW = 240
-
-
-def _windows(spans: Iterator[tuple[int, int]], size: int) -> Iterator[tuple[int, int]]:
-    """The spans widened by _WINDOW on each side, overlapping ones merged, in order."""
-    current: tuple[int, int] | None = None
-    for start, end in spans:
-        lo, hi = max(0, start - _WINDOW), min(size, end + _WINDOW)
-        if current is not None and lo <= current[1]:
-            current = (current[0], max(current[1], hi))
-            continue
-        if current is not None:
-            yield current
-        current = (lo, hi)
-    if current is not None:
-        yield current
-
-
-def _decoded_windows(
-    text: str, finder: re.Pattern[str], decode: Callable[[str], str]
-) -> Iterator[str]:
-    for lo, hi in _windows((m.span() for m in finder.finditer(text)), len(text)):
-        window = text[lo:hi]
-        decoded = decode(window)
-        if decoded != window:
-            yield decoded
-
-
-def _url_decode(window: str) -> str:
-    return _PLUS_WORDS.sub(_unplus, _PERCENT.sub(_unpercent, window))
-
-
-def _html_decode(window: str) -> str:
-    import html  # only for text that has entities
-
-    return html.unescape(window)
-
-
-def _rot13(window: str) -> str:
-    return window.translate(_ROT13)
-
-
-def _decodings(text: str, norm: str, depth: int) -> Iterator[str]:
-    if _any_in(_ROT13_HINTS, norm):
-        yield from _decoded_windows(norm, _ROT13_HINT, _rot13)
-    if "%" in text or "+" in text:
-        yield from _decoded_windows(text, _URL_ENCODED, _url_decode)
-    if "&" in text:
-        yield from _decoded_windows(text, _ENTITY, _html_decode)
-    yield from _base64_texts(text)
 
 
 def _judge(text: str, depth: int, budget: list[int]) -> str | None:
@@ -1855,11 +1676,11 @@ def _judge(text: str, depth: int, budget: list[int]) -> str | None:
         reason = EXFILTRATION
     if reason is not None or depth >= _MAX_DEPTH:
         return reason
-    for decoded in _decodings(text, norm, depth):
+    for decoded in decodings(text, norm):
         if len(decoded) > budget[0]:
             continue
         budget[0] -= len(decoded)
-        if _hidden_characters(decoded) or _judge(decoded, depth + 1, budget) is not None:
+        if hidden_characters(decoded) or _judge(decoded, depth + 1, budget) is not None:
             return ENCODED
     return None
 
@@ -1868,6 +1689,6 @@ def injection_reason(text: str) -> str | None:
     """A short neutral reason when `text` reads like instructions for a model, else None."""
     if not text or text.isspace():
         return None
-    if _hidden_characters(text):
+    if hidden_characters(text):
         return INVISIBLE
     return _judge(text, 0, [_BUDGET_FACTOR * len(text) + 4096])

@@ -86,11 +86,12 @@ _CALLS = _words(
     " whichever whoever fellow"
 )
 _AFTER_AI_OK = _AI_HEADS | _READS | _MODALS | _words(
-    "that who which is are will then or and here out please of"
+    "that who which is are will then or and here out please of in like"
 )
 _YOU_ARE = (("if", "you", "are"), ("if", "you're"), ("if", "youre"), ("if", "ur"),
             ("are", "you"), ("if", "you", "happen", "to", "be"))
 _ARTICLES = _words("a an the some any")
+_DETERMINERS = _words("this that these those my our his her their its a an the your")
 _READ_BY = _words("read processed parsed summarized summarised scanned viewed crawled ingested")
 
 # --- orders and what they want
@@ -188,8 +189,8 @@ _REVEAL_STEMS = (
 _PROMPT_NOUNS = ("prompt", "systemprompt", "systeemprompt", "systemanweisung", "systeembericht",
                  "systeeminstructie")
 _ORDER_NOUNS_FOREIGN = _words(
-    "anweisungen instruktionen vorgaben instructies opdrachten instructions consignes"
-    " directives instrucciones indicaciones directrices"
+    "anweisungen instruktionen vorgaben regeln instructies opdrachten regels instructions"
+    " consignes directives regles instrucciones indicaciones directrices reglas"
 )
 _HIDDEN_FOREIGN_STEMS = (
     "versteckt", "geheim", "ursprunglich", "anfanglich", "intern", "verborgen", "oorspronkelijk",
@@ -197,7 +198,7 @@ _HIDDEN_FOREIGN_STEMS = (
 )
 _GIVEN = _words(
     "dieron dado gegeben bekommen erhalten gekregen kreeg kregen ontvangen recues donnees"
-    " recibiste recibido bekamst gegeven"
+    " recibiste recibido bekamst gegeven dio gab donne donnees"
 )
 _SECOND_PERSON = _words(
     "du dir dich dein deine deinen deinem deiner je jij jouw uw tu te toi ton ta tes vous votre"
@@ -294,7 +295,10 @@ def _ai_addressed(t: _Text, i: int) -> bool:
         return True
     if not strong:
         return False
-    if after in (":", ",", "!") or t.any_before(start, _CALLS, 3):
+    if t.any_before(start, _CALLS, 3):
+        return True
+    # "Bots, ..." is called; "I programmed this bot, so ..." is talked about.
+    if after in (":", ",", "!") and t.at(start - 1) not in _DETERMINERS:
         return True
     # "Automated readers of this profile: ..."
     if after == "of" and t.at(i + 2) in ("this", "the", "my") and t.at(i + 4) in (":", ","):
@@ -373,6 +377,9 @@ def _linked_to_bot(t: _Text, i: int) -> bool:
         return True
     # "the admin updated your rules": what they changed is the bot's
     if t.at(i + 1) in _CHANGED_VERBS and t.at(i + 2) in ("your", "ur"):
+        return True
+    # "Per the operator, your new instructions are ...": the orders named are the bot's
+    if any(t.at(k) in ("your", "ur") and t.at(k + 1) in _ORDERS | _FRESH for k in range(i, i + 6)):
         return True
     return t.seq(i + 1, ("responsible", "for", "you")) or t.seq(
         i + 1, ("in", "charge", "of", "you")
@@ -458,7 +465,10 @@ def _config_ask(t: _Text, i: int) -> bool:
     if k == -1:
         return False
     owned = range(i + 1, min(t.size, k + 4))
-    return any(t.at(j) in _OWNED for j in owned) or t.any_before(k, _HIDDEN, 2)
+    # "the tokens you were given" are the bot's too
+    return any(t.at(j) in _OWNED for j in owned) or t.any_before(k, _HIDDEN, 2) or (
+        t.at(k + 1) == "you"
+    )
 
 
 def _reveal_foreign(t: _Text, i: int) -> bool:
