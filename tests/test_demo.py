@@ -48,3 +48,47 @@ def test_the_demo_tells_the_whole_loop_in_order(plugin_host: plugins.Host) -> No
     assert "sneaky" not in mid  # who tried to give instructions is nobody to answer
     assert f"{first}/@" in desk
     assert not Path(home.group(1)).exists()  # the throwaway home is gone
+
+
+def _fake_checkout(tmp_path: Path) -> Path:
+    """scripts/demo and a pyproject.toml in a folder of their own, with a .venv whose python
+    and tactful only say they were called: the script's own logic, without a real install."""
+    import shutil
+
+    root = tmp_path / "checkout"
+    (root / "scripts").mkdir(parents=True)
+    shutil.copy(Path(__file__).parent.parent / "scripts" / "demo", root / "scripts" / "demo")
+    (root / "pyproject.toml").write_text("[project]\nname = 'tactful'\n")
+    bin_dir = root / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    calls = root / "calls"
+    for name in ("python", "tactful"):
+        fake = bin_dir / name
+        fake.write_text(f'#!/bin/sh\necho "{name} $*" >> "{calls}"\n'
+                        'case "$*" in *"pip install"*) echo "Collecting something";'
+                        ' echo "Successfully installed tactful-0.1.0";; esac\n')
+        fake.chmod(0o755)
+    return root
+
+
+def test_scripts_demo_installs_only_when_pyproject_changed_and_says_so(tmp_path: Path) -> None:
+    import subprocess
+
+    root = _fake_checkout(tmp_path)
+    calls = root / "calls"
+
+    def demo() -> str:
+        done = subprocess.run([str(root / "scripts" / "demo")], capture_output=True, text=True,
+                              timeout=60, check=True)
+        return done.stdout
+
+    first = demo()
+    assert first.startswith("Installing tactful and its libraries")
+    assert "Successfully installed tactful-0.1.0" in first
+    assert calls.read_text().splitlines()[-1] == "tactful demo"
+    assert any("pip install" in line for line in calls.read_text().splitlines())
+    calls.write_text("")
+    assert demo() == ""  # nothing changed: no install, nothing said, straight to the demo
+    assert calls.read_text().splitlines() == ["tactful demo"]
+    (root / "pyproject.toml").write_text("[project]\nname = 'tactful'\nversion = '2'\n")
+    assert demo().startswith("Installing tactful")

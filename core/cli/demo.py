@@ -105,8 +105,12 @@ def run(context: Context, args: argparse.Namespace) -> int:
                     keyring.set_password("tactful", f"{name}/{world.emulator.persona}/{field}",
                                          value)
 
-            _step("What memory already holds")
             casts = {name: morning(world) for name, world in started.items()}
+            # Started now, side by side: each imports its platform's library while memory is
+            # written below, and waits for the word to run.
+            batches = {name: _start_batch(name, memory, config, child_env) for name in started}
+
+            _step("What memory already holds")
             for name, who in casts.items():
                 tactful("remember", name, who.regular, "--kind", "reply", "--inbound",
                         "--display-name", "Ada Builds", "--they",
@@ -119,9 +123,8 @@ def run(context: Context, args: argparse.Namespace) -> int:
                     tactful("set", name, who.bot, "--kind", "bot", show=name == first)
             if others:
                 print(f"(the same for {', '.join(others)})")
-            # Started now, side by side: each imports its platform's library while the next
-            # step is shown.
-            batches = {name: _start_batch(name, memory, config, child_env) for name in started}
+            for batch in batches.values():
+                _go(batch)
 
             _step("Overnight, someone new wrote in: their card before any reply")
             tactful("card", first, casts[first].stranger)
@@ -167,12 +170,20 @@ class _Discard:
 
 def _start_batch(platform: str, memory: Path, config: Path,
                  env: dict[str, str]) -> subprocess.Popen[str]:
-    """`tactful routine run reply-PLATFORM --json` in a process of its own."""
+    """`tactful routine run reply-PLATFORM --json` in a process of its own, warming up until
+    told to go (core/cli/demo_batch.py)."""
     return subprocess.Popen(
-        [sys.executable, "-m", "tactful", "--home", str(memory), "--config", str(config),
-         "routine", "run", f"reply-{platform}", "--json"],
-        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True)
+        [sys.executable, "-m", "tactful.core.cli.demo_batch", str(memory), str(config),
+         platform], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+
+
+def _go(batch: subprocess.Popen[str]) -> None:
+    assert batch.stdin is not None
+    with contextlib.suppress(BrokenPipeError):  # it failed already; its report says why
+        batch.stdin.write("go\n")
+        batch.stdin.close()
+    batch.stdin = None  # said and closed: `communicate` has nothing more to send
 
 
 def _report(platform: str, batch: subprocess.Popen[str], memory: Path) -> int:
@@ -181,7 +192,7 @@ def _report(platform: str, batch: subprocess.Popen[str], memory: Path) -> int:
     out, err = batch.communicate(timeout=300)
     print(f"\n{platform}:")
     try:
-        result: dict[str, Any] = json.loads(out)
+        result: dict[str, Any] = json.loads(out.removeprefix("ready\n"))
     except ValueError:
         print(f"  the batch failed (exit {batch.returncode}): "
               + (err.strip().splitlines() or ["no message"])[-1])
