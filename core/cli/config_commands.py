@@ -33,8 +33,16 @@ def check(context: Context, args: argparse.Namespace) -> int:
     source = config.source or "built-in defaults (no config file found)"
     platforms = ", ".join(sorted(config.platforms)) or "none configured"
     print(f"config ok: {source} — persona {config.persona.name!r}, "
-          f"time zone {config.persona.timezone}, platforms: {platforms}")
+          f"time zone {config.persona.timezone}{_zone_note(config)}, platforms: {platforms}")
     return 0
+
+
+def _zone_note(config: Config) -> str:
+    """An omitted zone is the documented default: said, so the operator sees and can choose."""
+    if "persona.timezone" in config.lines:
+        return ""
+    return (" (persona.timezone not set: the default America/New_York; set it to the persona's "
+            "zone, e.g. Europe/Amsterdam)")
 
 
 def references(config: Config, plugins: Host, *, warn: bool = True) -> None:
@@ -47,10 +55,9 @@ def references(config: Config, plugins: Host, *, warn: bool = True) -> None:
     responder_kinds = set(plugins.collect("register_responders"))
     if warn:
         warn_plugins(plugins)
-    where = f"{config.source}: " if config.source else ""
 
     def problem(key: str, what: str) -> ConfigError:
-        return ConfigError(f"{where}{key}: {what}")
+        return ConfigError(f"{config.where(key)}: {what}")  # file:line: key: what
 
     for platform in sorted(config.platforms):
         if platform not in adapters:

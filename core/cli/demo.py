@@ -45,7 +45,8 @@ def _step(title: str) -> None:
 def _config(home: Path, started: dict[str, Emulated]) -> Path:
     lines = ["persona:", "  name: galatea", "  timezone: America/New_York", "platforms:"]
     for name, world in started.items():
-        lines += [f"  {name}:", f"    account: {world.emulator.persona}",
+        # Quoted: an account may be all digits (a Facebook Page id), and YAML would read a number.
+        lines += [f"  {name}:", f"    account: {json.dumps(world.emulator.persona)}",
                   f"    base_url: {world.emulator.base_url}"]
     lines.append("routines:")
     for name in started:

@@ -259,6 +259,8 @@ def build_parser() -> _Parser:
     sub.add_argument("--to", metavar="HANDLE",
                      help="the account addressed (a chat, on a chat platform)")
     sub.add_argument("--reply-to", metavar="POST", help="the post replied to: its URL or id")
+    sub.add_argument("--image", metavar="URL",
+                     help="a public image URL to post with the text (Instagram needs one)")
     looks = sub.add_mutually_exclusive_group()
     looks.add_argument("--dry-run", action="store_true",
                        help="offline: write to outbox/dry-run.jsonl instead; reads no "

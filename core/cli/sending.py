@@ -52,7 +52,8 @@ def send(context: Context, args: argparse.Namespace) -> int:
     warn_plugins(gate.host)
     request = SendRequest(platform=args.platform, text=text, to=args.to,
                           reply_to=args.reply_to, dry_run=args.dry_run, again=args.again,
-                          preview=getattr(args, "preview", False))
+                          preview=getattr(args, "preview", False),
+                          image=getattr(args, "image", None))
     try:
         if not request.dry_run:
             repaired(gate)

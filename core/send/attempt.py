@@ -42,6 +42,9 @@ class SendRequest:
     # Delivered as these parts (the companion paces a reply as several messages): each is
     # measured against the platform's limit, and `text` is all of them.
     parts: tuple[str, ...] = ()
+    # The public URL of an image to post with the text (Instagram needs one for a post); only
+    # an adapter that says `takes_images` accepts it (docs/sending.md).
+    image: str | None = None
 
 
 @dataclass

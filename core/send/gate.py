@@ -220,6 +220,7 @@ class Gate:
             raise BadInput(f"--to {attempt.to} without --reply-to makes a post that mentions "
                            f"them, but the text has no @{attempt.to}; add it, or reply to a "
                            "post")
+        _check_request(adapter, attempt, request.image)
         attempt.quoted = quoted_posts(adapter, attempt.text)
         attempt.keys = self._keys(attempt)
         return attempt
@@ -275,6 +276,8 @@ class Gate:
                        "text": "" if attempt.request.private else attempt.text,
                        "dry_run": True, "preview": preview,
                        "unchecked": [] if preview else attempt.unchecked}
+        if attempt.request.image is not None:
+            record_line["image"] = attempt.request.image
         outbox.append(self.home, record_line)
         return DryRun(attempt, preview=preview)
 
@@ -424,8 +427,21 @@ def _check_text(text: str, platform: str, adapter: Adapter) -> None:
                        "are not text); give plain text") from None
     length = adapter.text_length(text)
     if length > adapter.text_limit:
-        raise BadInput(f"--text is {length} characters; {platform} allows "
+        unit = getattr(adapter, "text_unit", "characters")  # as the platform counts them
+        raise BadInput(f"--text is {length} {unit}; {platform} allows "
                        f"{adapter.text_limit}: shorten it")
+
+
+def _check_request(adapter: Adapter, attempt: Attempt, image: str | None) -> None:
+    """What the platform cannot carry, refused offline (exit 2): an image where it takes none,
+    and whatever the adapter's optional `check_request(action, image=)` refuses (Instagram:
+    a post without an image; Facebook: a Page mentioning a person)."""
+    if image is not None and not getattr(adapter, "takes_images", False):
+        raise BadInput(f"--image: {attempt.platform} posts no images through tactful; leave "
+                       "--image out")
+    check = getattr(adapter, "check_request", None)
+    if check is not None:
+        check(attempt.action, image=image)
 
 
 def quoted_posts(adapter: Adapter, text: str) -> list[PostRef]:

@@ -100,9 +100,11 @@ def _close(session: Session, aftermath: Aftermath) -> None:
 def _deliver(session: Session, ticket: Ticket) -> Sent:
     attempt = ticket.attempt
     mention_ids = {m: _known_id(attempt, m) for m in attempt.mentions}
+    # Only an adapter that `takes_images` is ever given one (the gate refused it otherwise).
+    image = {"image": attempt.request.image} if attempt.request.image is not None else {}
     try:
         return session.send(attempt.text, reply_to=attempt.post, to=attempt.to,
-                            mentions=mention_ids)
+                            mentions=mention_ids, **image)
     except PlatformDown as exc:
         ticket.release(maybe_sent=exc.maybe_sent)
         if not exc.maybe_sent:

@@ -26,10 +26,14 @@ import pytest
 from tactful.adapters.bluesky.adapter import BlueskyAdapter
 from tactful.adapters.bluesky.emulator import BlueskyEmulator
 from tactful.adapters.emulation import Emulator, Request
+from tactful.adapters.meta.facebook.adapter import FacebookAdapter
+from tactful.adapters.meta.facebook.emulator import FacebookEmulator
+from tactful.adapters.meta.instagram.adapter import InstagramAdapter
+from tactful.adapters.meta.instagram.emulator import InstagramEmulator
+from tactful.adapters.meta.threads.adapter import ThreadsAdapter
+from tactful.adapters.meta.threads.emulator import ThreadsEmulator
 from tactful.adapters.telegram.adapter import TelegramAdapter
 from tactful.adapters.telegram.emulator import TelegramEmulator
-from tactful.adapters.threads.adapter import ThreadsAdapter
-from tactful.adapters.threads.emulator import ThreadsEmulator
 from tactful.adapters.x.adapter import XAdapter
 from tactful.adapters.x.emulator import XEmulator
 from tactful.core.errors import BadInput, TactfulError
@@ -162,6 +166,39 @@ def _threads_read(emulator: Emulator, session: Session) -> object:
     return session.author(adapter.parse_post(media_id))
 
 
+# Instagram and Facebook: httpx on the Graph family's base; the read is a comment's author,
+# the write a reply to it.
+def _instagram_open(emulator: Emulator, base_url: str, timeout: float) -> Session:
+    assert isinstance(emulator, InstagramEmulator)
+    adapter = InstagramAdapter(AdapterSettings("instagram", THREADS_PERSONA, base_url=base_url),
+                               timeout=timeout, container_interval=0.0)
+    return adapter.open({"access_token": emulator.token})
+
+
+def _instagram_comment(emulator: Emulator) -> contract.PostRef:
+    assert isinstance(emulator, InstagramEmulator)
+    return InstagramAdapter(AdapterSettings("instagram", THREADS_PERSONA)).parse_post(
+        emulator.add_comment("ada", "hi"))
+
+
+def _facebook_open(emulator: Emulator, base_url: str, timeout: float) -> Session:
+    assert isinstance(emulator, FacebookEmulator)
+    adapter = FacebookAdapter(AdapterSettings("facebook", emulator.page_id, base_url=base_url),
+                              timeout=timeout)
+    return adapter.open({"access_token": emulator.token})
+
+
+def _facebook_comment(emulator: Emulator) -> contract.PostRef:
+    assert isinstance(emulator, FacebookEmulator)
+    return FacebookAdapter(AdapterSettings("facebook", emulator.page_id)).parse_post(
+        emulator.add_comment("100000000000011", "hi"))
+
+
+def _graph_error(status: int) -> dict[str, Any]:
+    return {"error": {"message": _phrase(status), "type": "OAuthException",
+                      "fbtrace_id": "emulator"}}
+
+
 # Telegram: aiogram; the read is getChat, the write sendMessage.
 def _telegram_open(emulator: Emulator, base_url: str, timeout: float) -> Session:
     assert isinstance(emulator, TelegramEmulator)
@@ -193,6 +230,16 @@ DRIVERS = [
            _threads_read, _plain_post, lambda e, r: r.path.endswith("/threads_publish"),
            lambda status: {"error": {"message": _phrase(status), "type": "OAuthException",
                                      "fbtrace_id": "emulator"}}),
+    Driver("instagram", lambda: InstagramEmulator(THREADS_PERSONA).start(), _instagram_open,
+           lambda e, s: s.author(_instagram_comment(e)),
+           lambda e, s: s.send("hi back", reply_to=_instagram_comment(e), to=None,
+                               mentions={}),
+           lambda e, r: r.method == "POST" and r.path.endswith("/replies"), _graph_error),
+    Driver("facebook", lambda: FacebookEmulator().start(), _facebook_open,
+           lambda e, s: s.author(_facebook_comment(e)),
+           lambda e, s: s.send("hi back", reply_to=_facebook_comment(e), to=None,
+                               mentions={}),
+           lambda e, r: r.method == "POST" and r.path.endswith("/comments"), _graph_error),
     Driver("telegram", lambda: TelegramEmulator().start(), _telegram_open,
            lambda e, s: s.author(_telegram_post(e)),
            lambda e, s: s.send("hi back", reply_to=_telegram_post(e), to=None, mentions={}),

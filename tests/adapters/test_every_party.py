@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from tactful.adapters.bluesky.emulator import BlueskyEmulator
+from tactful.adapters.meta.threads.emulator import ThreadsEmulator
 from tactful.adapters.telegram.emulator import TelegramEmulator
-from tactful.adapters.threads.emulator import ThreadsEmulator
 from tactful.adapters.x.emulator import XEmulator
 
 from .. import recording_keyring

@@ -18,10 +18,10 @@ import pytest
 
 from tactful.adapters.bluesky.adapter import BlueskyAdapter
 from tactful.adapters.bluesky.emulator import BlueskyEmulator
+from tactful.adapters.meta.threads.adapter import ThreadsAdapter
+from tactful.adapters.meta.threads.emulator import ThreadsEmulator
 from tactful.adapters.telegram.adapter import TelegramAdapter
 from tactful.adapters.telegram.emulator import TelegramEmulator
-from tactful.adapters.threads.adapter import ThreadsAdapter
-from tactful.adapters.threads.emulator import ThreadsEmulator
 from tactful.adapters.x.adapter import XAdapter
 from tactful.adapters.x.emulator import XEmulator
 from tactful.core.errors import BadInput, Refused

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from tactful.adapters.threads.adapter import ThreadsAdapter
-from tactful.adapters.threads.emulator import ThreadsEmulator
-from tactful.adapters.threads.session import ThreadsSession
+from tactful.adapters.meta.threads.adapter import ThreadsAdapter
+from tactful.adapters.meta.threads.emulator import ThreadsEmulator
+from tactful.adapters.meta.threads.session import ThreadsSession
 from tactful.core.errors import BadInput
 from tactful.core.send.adapter import Adapter as AdapterProtocol
 from tactful.core.send.adapter import (

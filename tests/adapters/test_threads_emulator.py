@@ -9,7 +9,7 @@ from datetime import datetime
 import httpx
 import pytest
 
-from tactful.adapters.threads.emulator import ThreadsEmulator
+from tactful.adapters.meta.threads.emulator import ThreadsEmulator
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tactful.adapters.threads import plugin
-from tactful.adapters.threads.adapter import ThreadsAdapter, api_root, decode_cursor
+from tactful.adapters.meta.threads import plugin
+from tactful.adapters.meta.threads.adapter import ThreadsAdapter, api_root, decode_cursor
 from tactful.core.errors import BadInput, MissingCredential
 from tactful.core.plugins import Host
 from tactful.core.send.adapter import Adapter, AdapterSettings, PostRef
@@ -187,8 +187,8 @@ def test_the_host_collects_the_threads_factory() -> None:
 def test_loading_the_plugin_and_adapter_imports_no_sdk() -> None:
     code = (
         "import json, sys\n"
-        "import tactful.adapters.threads.plugin as p\n"
-        "import tactful.adapters.threads.adapter as a\n"
+        "import tactful.adapters.meta.threads.plugin as p\n"
+        "import tactful.adapters.meta.threads.adapter as a\n"
         "from tactful.core.send.adapter import AdapterSettings\n"
         "made = p.make_adapter(AdapterSettings('threads', 'x'))\n"
         "made.parse_post('https://www.threads.net/@a/post/C8xYzAbCdEf')\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tactful.adapters.threads.emulator import ThreadsEmulator
+from tactful.adapters.meta.threads.emulator import ThreadsEmulator
 
 from .. import recording_keyring
 

@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from urllib.parse import urlsplit
 
-from tactful.core.errors import BadInput, MissingCredential
-from tactful.core.memory.handles import normalize_handle
+from tactful.adapters.meta import graph
+from tactful.core.errors import BadInput
 from tactful.core.send.adapter import AdapterSettings, PostRef, Session
 
 PLATFORM = "threads"
@@ -35,27 +35,11 @@ PUBLIC_HOST = "www.threads.com"
 
 _MEDIA_ID = re.compile(r"[0-9]{1,25}")
 _SHORTCODE = re.compile(r"[A-Za-z0-9_-]{5,64}")
-_USERNAME = re.compile(r"[A-Za-z0-9._]{1,30}")  # Instagram usernames, which Threads shares
-
-# A mention is '@' and an Instagram username: letters, digits, '_' and '.', at most 30, never
-# ending with '.' and never holding '..' (so "@alice." is alice, and the period ends a sentence).
-_MENTION = re.compile(r"@([A-Za-z0-9_](?:[A-Za-z0-9_]|\.(?=[A-Za-z0-9_])){0,29})")
-# Characters that, just before '@', make it part of a word or an e-mail address, not a mention.
-# Only ASCII: a mention straight after CJK text or an accented letter still counts, because a
-# missed mention would skip the do-not-engage check, while an extra one only checks more.
-_NOT_BEFORE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.%+-@/")
-_NAME_CHAR = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-_LINK = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
-
-_CURSOR = re.compile(r"([0-9]{1,12}):((?:[0-9]{1,25})(?:,[0-9]{1,25})*)?")
-
 _HOW_TO_REFER = ("give a post URL such as https://www.threads.com/@alice/post/C8xYzAbCdEf "
                  "or its numeric media id such as 18031234567890123")
 
 
-def _shown(raw: str) -> str:
-    """A reference as it may appear in a one-line message: escaped and cut short."""
-    return repr(raw if len(raw) <= 60 else raw[:60] + "…")
+_shown = graph.shown
 
 
 # ---- post references ------------------------------------------------------------------------
@@ -96,7 +80,7 @@ def _parse_url(text: str) -> tuple[str | None, str] | None:
     if len(segments) == 2 and segments[0] == "t":  # the short form /t/<shortcode>
         handle, code = None, segments[1]
     elif len(segments) == 3 and segments[0].startswith("@") and segments[1] == "post":
-        handle, code = _url_handle(segments[0][1:]), segments[2]
+        handle, code = graph.username_handle(segments[0][1:], PLATFORM), segments[2]
         if handle is None:
             return None
     else:
@@ -104,15 +88,6 @@ def _parse_url(text: str) -> tuple[str | None, str] | None:
     if not _SHORTCODE.fullmatch(code):
         return None
     return handle, code
-
-
-def _url_handle(name: str) -> str | None:
-    if not _USERNAME.fullmatch(name):
-        return None
-    try:
-        return normalize_handle(name, PLATFORM)
-    except BadInput:  # "..", a leading "." : no real account is called that
-        return None
 
 
 def public_url(shortcode: str, handle: str | None) -> str:
@@ -148,22 +123,7 @@ def mentions(text: str) -> list[str]:
     (`@bob.art@mastodon.social`, a name over 30 characters) counts by its first 30 characters,
     and a dotted name by every part before a dot too (`@bob.art` also counts as `@bob`).
     """
-    masked = _LINK.sub(lambda m: " " * len(m.group()), text)
-    found: list[str] = []
-    for match in _MENTION.finditer(masked):
-        start = match.start()
-        if start > 0 and masked[start - 1] in _NOT_BEFORE:
-            continue
-        name = match.group(1)
-        parts = name.split(".")
-        for candidate in [".".join(parts[:n]) for n in range(len(parts), 0, -1)]:
-            try:
-                handle = normalize_handle(candidate, PLATFORM)
-            except BadInput:
-                continue
-            if handle not in found:
-                found.append(handle)
-    return found
+    return graph.username_mentions(text, PLATFORM)
 
 
 def text_length(text: str) -> int:
@@ -189,16 +149,11 @@ def _weight(ch: str) -> int:
 
 def encode_cursor(at: int, ids: Iterable[str]) -> str:
     """`<unix seconds>:<media ids seen at that second>`: where the next fetch starts."""
-    return f"{at}:{','.join(sorted(set(ids)))}"
+    return graph.encode_cursor(at, ids)
 
 
 def decode_cursor(raw: str) -> tuple[int, frozenset[str]]:
-    match = _CURSOR.fullmatch(raw.strip())
-    if match is None:
-        raise BadInput(f"{PLATFORM}: inbound cursor {_shown(raw)} is not one tactful made; "
-                       "pass the cursor the last fetch returned, or none to start from the latest")
-    ids = match.group(2)
-    return int(match.group(1)), frozenset(ids.split(",") if ids else ())
+    return graph.decode_cursor(PLATFORM, raw)
 
 
 def api_root(base_url: str | None) -> str:
@@ -206,10 +161,7 @@ def api_root(base_url: str | None) -> str:
 
     `platforms.threads.base_url` names a server (the emulator, a proxy), not a version; a base
     that already ends in /v1.0 is taken as it is rather than doubled."""
-    root = (base_url or API_ROOT).rstrip("/")
-    if root.endswith("/" + API_VERSION):
-        return root
-    return f"{root}/{API_VERSION}"
+    return graph.api_root(base_url, API_ROOT, API_VERSION)
 
 
 # ---- the adapter ---------------------------------------------------------------------------
@@ -231,11 +183,11 @@ class ThreadsAdapter:
     # and answers no id), so the gate checks every party Threads names by its handle.
     resolves_handles = False
 
-    def __init__(self, settings: AdapterSettings, *, timeout: float = 10.0,
+    def __init__(self, settings: AdapterSettings, *, timeout: float | None = None,
                  container_checks: int = 5, container_interval: float = 1.0,
                  recent_posts: int = 3, sleep: Callable[[float], None] = time.sleep) -> None:
         self.settings = settings
-        self.timeout = timeout
+        self.timeout = settings.number("timeout") if timeout is None else timeout
         # After creating a post container, how often to ask whether Meta finished processing it
         # and how long to wait between asks; a text container is usually ready at once.
         self.container_checks = container_checks
@@ -254,17 +206,7 @@ class ThreadsAdapter:
         return text_length(text)
 
     def open(self, credentials: Mapping[str, str]) -> Session:
-        token = (credentials.get("access_token") or "").strip()
-        if not token:
-            raise MissingCredential(
-                f"{PLATFORM}: no access_token stored for account {self.settings.account!r}; "
-                f"store it with `tactful credentials set {PLATFORM} access_token`")
-        if not token.isascii() or any(ch.isspace() or not ch.isprintable() for ch in token):
-            # Refused here, and never shown: an HTTP library would echo it in its own error.
-            raise BadInput(
-                f"{PLATFORM}: the stored access_token for account {self.settings.account!r} "
-                "holds spaces, control or non-ASCII characters; store it again with "
-                f"`tactful credentials set {PLATFORM} access_token`")
-        from tactful.adapters.threads.session import ThreadsSession  # imports httpx
+        token = graph.token_of(PLATFORM, self.settings.account, credentials)
+        from tactful.adapters.meta.threads.session import ThreadsSession  # imports httpx
 
         return ThreadsSession(self, token)

@@ -1,35 +1,25 @@
 """Threads, connected: the Graph API over httpx, imported here and nowhere on the offline path.
 
-Every request carries the token in an `Authorization: Bearer` header, never in the URL, so no
-log line and no error message can show it; no message text is ever logged either. httpx never
-retries on its own, and nothing here retries a write: a failure after the publish request was
-handed over says `maybe_sent=True` and leaves the decision to the ledger.
-
-A failed request becomes the one tactful error of core/send/answers.py (docs/sending.md, "One
-answer per HTTP answer"); Meta's own facts stay here (`_means`, `_call`): the Graph API answers
-most failures HTTP 400 and says what they are in `error.code` (4, 17, 32, 613 and 80000–80099:
-rate limits; 102, 190: the token; 10, 200–299: permissions; 1, 2 and `is_transient`: Meta's
-side), and answers a missing object and an unreadable one alike (400, code 100).
+The request, the token in its header and every failure's mapping are the Graph family's
+(`graph_session.py`); what is Threads' own is here: text containers published with
+`threads_publish`, a post's thread root, shortcodes that only a read turns into media ids.
 """
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Mapping
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
-import httpx
-
-from tactful.adapters.threads.adapter import (
+from tactful.adapters.meta.graph import timestamp
+from tactful.adapters.meta.graph_session import PAGE_MAX, GraphSession, page_of
+from tactful.adapters.meta.threads.adapter import (
     PLATFORM,
     TEXT_LIMIT,
     api_root,
     canonical_url,
     decode_cursor,
-    encode_cursor,
     mentions,
     shortcode_of,
     text_length,
@@ -38,17 +28,15 @@ from tactful.core.errors import BadInput, Refused, TactfulError
 from tactful.core.memory.handles import normalize_handle
 from tactful.core.send.adapter import (
     Author,
-    Forbidden,
     Inbound,
     Page,
     Party,
     PostRef,
     Sent,
 )
-from tactful.core.send.answers import Answer, error_for
 
 if TYPE_CHECKING:
-    from tactful.adapters.threads.adapter import ThreadsAdapter
+    from tactful.adapters.meta.threads.adapter import ThreadsAdapter
 
 # What a post is read with: enough for its author, its thread root and its public URL.
 POST_FIELDS = "id,username,text,permalink,timestamp,shortcode,is_reply,root_post,replied_to"
@@ -56,30 +44,18 @@ ROOT_FIELDS = "id,username,permalink"  # what the read of a thread's root asks f
 ROOT_AUTHOR = "thread root author"
 OWN_FIELDS = "id,timestamp,has_replies"
 OWN_WINDOW = 25  # how many of the persona's newest posts (and replies) are looked at for replies
-PAGE_MAX = 100  # the most items one Graph list request returns
 MENTIONS_EPOCH = 1688540400  # the mentions endpoint refuses an earlier `since` (July 2023)
 
-# Graph API error codes (https://developers.facebook.com/docs/graph-api/guides/error-handling).
-RATE_LIMIT_CODES = frozenset({4, 17, 32, 613})
-AUTH_CODES = frozenset({102, 190})
-TRANSIENT_CODES = frozenset({1, 2})
 
-
-class ThreadsSession:
+class ThreadsSession(GraphSession):
     """A connected Threads adapter (the `Session` protocol)."""
 
+    platform = PLATFORM
+    product = "Threads"
+
     def __init__(self, adapter: ThreadsAdapter, token: str) -> None:
+        super().__init__(api_root(adapter.settings.base_url), token, adapter.timeout)
         self._adapter = adapter
-        root = api_root(adapter.settings.base_url)
-        self._client = httpx.Client(
-            base_url=root,
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=httpx.Timeout(adapter.timeout),
-            follow_redirects=False,
-            # A proxy from the environment must never capture traffic meant for a loopback
-            # emulator; the real platform still honours the operator's proxy settings.
-            trust_env=not _is_loopback(root),
-        )
         self._persona: tuple[str, str] | None = None  # (user id, username), asked once
         self._media_ids: dict[str, str] = {}  # shortcode → media id, learnt from reads
         self._items: dict[str, dict[str, Any]] = {}  # shortcode → the post as last read
@@ -141,11 +117,11 @@ class ThreadsSession:
             form["reply_to_id"] = parent
         # A container is not a post: whatever happens to it, nothing is visible yet.
         created = self._call("POST", f"/{user_id}/threads", data=form)
-        container = _id(created, "POST /threads", maybe_sent=False)
-        self._await_container(container)
+        container = self._id(created, "POST /threads", maybe_sent=False)
+        self._await_container_of(container)
         published = self._call("POST", f"/{user_id}/threads_publish",
                                data={"creation_id": container}, handed_over=True)
-        media_id = _id(published, "POST /threads_publish", maybe_sent=True)
+        media_id = self._id(published, "POST /threads_publish", maybe_sent=True)
         return Sent(media_id, self._permalink(media_id))
 
     def fetch_inbound(self, since: str | None, limit: int) -> Page:
@@ -176,13 +152,10 @@ class ThreadsSession:
                 inbound = self._inbound(raw)
                 if inbound is not None and inbound.author.handle != username:
                     items.setdefault(inbound.post.id, inbound)
-        return _page(list(items.values()), floor, since, wanted)
+        return page_of(list(items.values()), floor, since, wanted)
 
     def enable_posting(self, credentials: Mapping[str, str]) -> None:
         """Nothing to add: the token that reads also posts (post_fields is empty)."""
-
-    def close(self) -> None:
-        self._client.close()
 
     # ---- reading ------------------------------------------------------------------------------
 
@@ -191,18 +164,13 @@ class ThreadsSession:
             body = self._call("GET", "/me", params={"fields": "id,username"})
             user_id, username = body.get("id"), body.get("username")
             if not isinstance(user_id, str) or not isinstance(username, str):
-                raise _odd("GET /me answered without the persona's id")
+                raise self._odd("GET /me answered without the persona's id")
             self._persona = (user_id, normalize_handle(username, PLATFORM))
         return self._persona
 
     def _read(self, path: str, params: dict[str, str], *, missing: PostRef) -> dict[str, Any]:
         return self._call("GET", path, params=params,
                           missing=f"post {missing.url or missing.id}")
-
-    def _list(self, path: str, params: dict[str, str]) -> list[dict[str, Any]]:
-        body = self._call("GET", path, params=params)
-        data = body.get("data")
-        return [item for item in data if isinstance(item, dict)] if isinstance(data, list) else []
 
     def _recent_with_replies(self, user_id: str) -> list[str]:
         """Up to `recent_posts` of the persona's newest posts and replies that have replies
@@ -213,7 +181,7 @@ class ThreadsSession:
         for edge in ("threads", "replies"):
             for item in self._list(f"/{user_id}/{edge}",
                                    {"fields": OWN_FIELDS, "limit": str(OWN_WINDOW)}):
-                at = _timestamp(item.get("timestamp"))
+                at = timestamp(item.get("timestamp"))
                 if item.get("has_replies") is True and isinstance(item.get("id"), str) and at:
                     own.append((at, item["id"]))
         own.sort(reverse=True)
@@ -257,7 +225,7 @@ class ThreadsSession:
     def _author_of(self, item: dict[str, Any]) -> Author:
         username = item.get("username")
         if not isinstance(username, str):
-            raise _odd("the post was read without its author's username")
+            raise self._odd("the post was read without its author's username")
         handle = normalize_handle(username, PLATFORM)
         owner = item.get("owner")
         # `owner` comes only with the persona's own top-level posts: Threads gives no one
@@ -271,7 +239,7 @@ class ThreadsSession:
 
     def _inbound(self, item: dict[str, Any]) -> Inbound | None:
         """An API media object as Inbound; None for one that cannot be attributed."""
-        media_id, text, at = item.get("id"), item.get("text"), _timestamp(item.get("timestamp"))
+        media_id, text, at = item.get("id"), item.get("text"), timestamp(item.get("timestamp"))
         if not isinstance(media_id, str) or at is None:
             return None
         try:
@@ -309,130 +277,13 @@ class ThreadsSession:
                                f"text (Threads has no direct messages); write --text "
                                f"'@{handle} ...'")
 
-    def _await_container(self, container: str) -> None:
-        """Ask until Meta finished processing the container (text: at once, as a rule).
-        Still in progress after every check: publish anyway; Threads refuses an unready
-        container with an error, and that refusal publishes nothing."""
-        checks = self._adapter.container_checks
-        for attempt in range(checks):
-            body = self._call("GET", f"/{container}", params={"fields": "status,error_message"})
-            status = str(body.get("status", "")).upper()
-            if status == "FINISHED":
-                return
-            if status in ("ERROR", "EXPIRED"):
-                why = _clip(str(body.get("error_message") or status.lower()))
-                raise Forbidden(PLATFORM, f"Threads could not process the post ({why})")
-            if attempt + 1 < checks:
-                self._adapter.sleep(self._adapter.container_interval)
-
-    # ---- one request, every failure mapped ---------------------------------------------
-
-    def _call(self, method: str, path: str, *, params: dict[str, str] | None = None,
-              data: dict[str, str] | None = None, handed_over: bool = False,
-              missing: str | None = None, unreadable: str | None = None) -> dict[str, Any]:
-        """One request; the JSON object it answers, or a tactful error (never an httpx one).
-
-        The facts of a failure are read here and the one mapping decides
-        (core/send/answers.py). `handed_over` marks the request that makes a post visible: a
-        failure that leaves its outcome unknown (5xx, a timeout after sending) then says
-        maybe_sent=True. `missing` and `unreadable` are for reads of one object, which the
-        Graph API refuses with HTTP 400, code 100 whether the object does not exist or cannot
-        be read with this token: `missing` names the object, so that refusal is "not found"
-        (404); `unreadable` is for an object known to exist (a thread's root, which the reply
-        names), so that refusal is a refusal to show it (403), with these words."""
-        what = f"{method} {path.split('?')[0]}"
-        try:
-            response = self._client.request(method, path, params=params, data=data)
-        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout,
-                httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-            raise error_for(Answer(PLATFORM, None, write=handed_over, failure="connect",
-                                   what=what, detail=type(exc).__name__)) from exc
-        except httpx.TimeoutException as exc:
-            raise error_for(Answer(PLATFORM, None, write=handed_over, failure="timeout",
-                                   what=what, waited=self._adapter.timeout)) from exc
-        except httpx.HTTPError as exc:
-            raise error_for(Answer(PLATFORM, None, write=handed_over, failure="broken",
-                                   what=what, detail=type(exc).__name__)) from exc
-        body = _json(response)
-        if response.status_code >= 400 or (isinstance(body, dict) and "error" in body):
-            raise error_for(_answer(response, body, what, handed_over=handed_over,
-                                    missing=missing, unreadable=unreadable))
-        if not isinstance(body, dict):
-            raise _odd(f"{what}: the answer was not a JSON object", write=handed_over)
-        return body
+    def _await_container_of(self, container: str) -> None:
+        adapter = self._adapter
+        self._await_container(container, checks=adapter.container_checks,
+                              interval=adapter.container_interval, sleep=adapter.sleep)
 
 
 # ---- answers --------------------------------------------------------------------------------
-
-def _json(response: httpx.Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return None
-
-
-def _error(body: Any) -> dict[str, Any]:
-    error = body.get("error") if isinstance(body, dict) else None
-    return error if isinstance(error, dict) else {}
-
-
-def _code(error: Mapping[str, Any]) -> int | None:
-    code = error.get("code")
-    if isinstance(code, bool):
-        return None
-    if isinstance(code, int):
-        return code
-    if isinstance(code, str) and code.isdigit():
-        return int(code)
-    return None
-
-
-def _means(status: int, error: Mapping[str, Any]) -> int | None:
-    """The status a Graph API error code stands for: Meta answers most failures HTTP 400 and
-    says what they are in `error.code` (https://developers.facebook.com/docs/graph-api/guides/
-    error-handling). An error object in a 2xx answer is a refusal (400)."""
-    code = _code(error) or 0
-    if code in RATE_LIMIT_CODES or 80000 <= code < 80100:
-        return 429
-    if code in AUTH_CODES:
-        return 401
-    if code == 10 or 200 <= code <= 299:
-        return 403
-    if code in TRANSIENT_CODES or error.get("is_transient") is True:
-        return 503
-    return 400 if status < 400 else None
-
-
-def _answer(response: httpx.Response, body: Any, what: str, *, handed_over: bool,
-            missing: str | None, unreadable: str | None) -> Answer:
-    error = _error(body)
-    status = response.status_code
-    means = _means(status, error)
-    hint = ""
-    if (means or status) in (400, 404) and _code(error) in (None, 100):
-        if unreadable is not None:
-            means, hint = 403, unreadable
-        elif missing is not None:
-            means = 404
-            hint = ("Threads says the same of a post this token may not read; check the "
-                    "reference")
-    message = error.get("message")
-    return Answer(PLATFORM, status, write=handed_over, headers=dict(response.headers),
-                  detail=message if isinstance(message, str) else "", code=_code(error),
-                  means=means, what=what, missing=missing, hint=hint)
-
-
-def _odd(detail: str, *, write: bool = False) -> TactfulError:
-    """An answer that came but cannot be used: the one mapping's "unreadable"."""
-    return error_for(Answer(PLATFORM, None, write=write, failure="unreadable", detail=detail))
-
-
-def _id(body: Mapping[str, Any], what: str, *, maybe_sent: bool) -> str:
-    value = body.get("id")
-    if isinstance(value, str) and value:
-        return value
-    raise _odd(f"{what} answered without an id", write=maybe_sent)
-
 
 def _thread_root(item: Mapping[str, Any]) -> str | None:
     """The thread's top-level post: `root_post` of a reply, else the post itself."""
@@ -451,51 +302,3 @@ def _named_root(item: Mapping[str, Any]) -> bool:
     if isinstance(root, dict):
         root = root.get("id")
     return isinstance(root, str) and bool(root)
-
-
-def _timestamp(raw: object) -> datetime | None:
-    """Graph timestamps look like 2026-10-29T13:05:00+0000."""
-    if not isinstance(raw, str):
-        return None
-    try:
-        at = datetime.strptime(raw, "%Y-%m-%dT%H:%M:%S%z")
-    except ValueError:
-        return None
-    return at.astimezone(UTC)
-
-
-def _page(found: list[Inbound], floor: tuple[int, frozenset[str]] | None,
-          since: str | None, wanted: int) -> Page:
-    found.sort(key=lambda item: (item.at, item.post.id))
-    if floor is None:
-        chosen = found[-wanted:]
-    else:
-        at, seen = floor
-        chosen = [item for item in found if _after(item, at, seen)][:wanted]
-    if not chosen:
-        return Page((), since)
-    last = int(chosen[-1].at.timestamp())
-    ids = [item.post.id for item in chosen if int(item.at.timestamp()) == last]
-    if floor is not None and floor[0] == last:
-        ids.extend(floor[1])  # still the same second: remember what was delivered before
-    return Page(tuple(chosen), encode_cursor(last, ids))
-
-
-def _after(item: Inbound, at: int, seen: frozenset[str]) -> bool:
-    second = int(item.at.timestamp())
-    return second > at or (second == at and item.post.id not in seen)
-
-
-def _clip(text: object, size: int = 200) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= size else flat[:size] + "…"
-
-
-def _is_loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 def make_adapter(settings: AdapterSettings) -> Adapter:
-    from tactful.adapters.threads.adapter import ThreadsAdapter
+    from tactful.adapters.meta.threads.adapter import ThreadsAdapter
 
     return ThreadsAdapter(settings)
 
@@ -30,7 +30,7 @@ class Demo:
     bots_write = True
 
     def __init__(self) -> None:
-        from tactful.adapters.threads.emulator import ThreadsEmulator
+        from tactful.adapters.meta.threads.emulator import ThreadsEmulator
 
         self.emulator = ThreadsEmulator()
         self.emulator.start()

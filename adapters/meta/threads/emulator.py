@@ -32,6 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tactful.adapters.emulation import Emulator, Reply, Request
+from tactful.adapters.meta.graph_emulator import GraphError, authorize, graph_time, integer
 
 VERSION_PREFIX = "/v1.0/"
 TEXT_LIMIT = 500
@@ -86,16 +87,6 @@ class _Container:
     text: str
     parent: _Post | None
     published: _Post | None = None
-
-
-class _Answer(Exception):
-    """An error answer, raised from deep in a handler up to `answer`."""
-
-    def __init__(self, status: int, message: str, code: int = 100,
-                 kind: str = "OAuthException") -> None:
-        super().__init__(message)
-        self.reply = Reply(status, {"error": {"message": message, "type": kind, "code": code,
-                                              "fbtrace_id": "emulator"}})
 
 
 def counted_length(text: str) -> int:
@@ -227,17 +218,17 @@ class ThreadsEmulator(Emulator):
             params = dict(request.query)
             if request.method == "POST" and request.body:
                 params.update(request.form())
-            self._authorize(request, params)
+            authorize(request, params, self.token)
             with self._state:
                 return self._route(request.method, request.path, params)
-        except _Answer as answer:
+        except GraphError as answer:
             return answer.reply
 
     # ---- routing ------------------------------------------------------------------------------
 
     def _route(self, method: str, path: str, params: dict[str, str]) -> Reply:
         if not path.startswith(VERSION_PREFIX):
-            raise _Answer(400, f"Unknown path components: {path} (this API lives under /v1.0)",
+            raise GraphError(400, f"Unknown path components: {path} (this API lives under /v1.0)",
                           2500)
         parts = path[len(VERSION_PREFIX):].strip("/").split("/")
         node, edge = parts[0], "/".join(parts[1:])
@@ -247,7 +238,7 @@ class ThreadsEmulator(Emulator):
         user = self._user_node(node)
         if user is not None:
             if user is not self._me:
-                raise _Answer(400, f"Unsupported request: object {node} is not yours "
+                raise GraphError(400, f"Unsupported request: object {node} is not yours "
                               "(only the app-scoped user's edges can be read)", 100)
             return self._user_edge(method, edge, params, fields)
         if method == "GET" and edge == "replies" and node in self._posts:
@@ -255,7 +246,7 @@ class ThreadsEmulator(Emulator):
             newest_first = params.get("reverse", "true").lower() != "false"
             children.sort(key=lambda p: p.at, reverse=newest_first)
             return Reply(200, self._page(children, params, fields, presorted=True))
-        raise _Answer(400, f"Unsupported {method} request on /{node}/{edge}", 100)
+        raise GraphError(400, f"Unsupported {method} request on /{node}/{edge}", 100)
 
     def _user_edge(self, method: str, edge: str, params: dict[str, str],
                    fields: list[str]) -> Reply:
@@ -265,8 +256,8 @@ class ThreadsEmulator(Emulator):
         if method == "POST" and edge == "threads_publish":
             return Reply(200, {"id": self._publish(params.get("creation_id", ""))})
         if method == "GET" and edge == "mentions":
-            if (_int(params, "since") or MENTIONS_EPOCH) < MENTIONS_EPOCH:
-                raise _Answer(400, f"Param since must be at least {MENTIONS_EPOCH}", 100)
+            if (integer(params, "since") or MENTIONS_EPOCH) < MENTIONS_EPOCH:
+                raise GraphError(400, f"Param since must be at least {MENTIONS_EPOCH}", 100)
             found = [p for p in self._posts.values()
                      if p.author is not persona and persona.handle in mentioned(p.text)]
             return Reply(200, self._page(found, params, fields))
@@ -277,13 +268,13 @@ class ThreadsEmulator(Emulator):
             return Reply(200, self._page(own, params, fields))
         if method == "GET" and edge == "threads_publishing_limit":
             return Reply(200, {"data": [self._usage()]})
-        raise _Answer(400, f"Unsupported {method} request on edge {edge!r}", 100)
+        raise GraphError(400, f"Unsupported {method} request on edge {edge!r}", 100)
 
     def _node(self, node: str, fields: list[str]) -> dict[str, Any]:
         user = self._user_node(node)
         if user is not None:
             if user is not self._me:
-                raise _Answer(400, f"Unsupported get request: object {node} is not yours", 100)
+                raise GraphError(400, f"Unsupported get request: object {node} is not yours", 100)
             profile = {"id": user.id, "username": user.handle,
                        "name": user.display_name or user.handle}
             return {"id": user.id, **{k: profile[k] for k in fields if k in profile}}
@@ -293,7 +284,7 @@ class ThreadsEmulator(Emulator):
             container = self._containers[node]
             status = {"status": "PUBLISHED" if container.published else "FINISHED"}
             return {"id": node, **{k: status[k] for k in fields if k in status}}
-        raise _Answer(400, f"Unsupported get request. Object with ID '{node}' does not exist, "
+        raise GraphError(400, f"Unsupported get request. Object with ID '{node}' does not exist, "
                       "cannot be loaded due to missing permissions, or does not support this "
                       "operation", 100)
 
@@ -301,18 +292,18 @@ class ThreadsEmulator(Emulator):
 
     def _create_container(self, params: Mapping[str, str]) -> str:
         if params.get("media_type") != "TEXT":
-            raise _Answer(400, "Param media_type must be TEXT (the only type this emulator "
+            raise GraphError(400, "Param media_type must be TEXT (the only type this emulator "
                           "and tactful post)", 100)
         text = params.get("text", "")
         if not text.strip():
-            raise _Answer(400, "Param text is required for a TEXT post", 100)
+            raise GraphError(400, "Param text is required for a TEXT post", 100)
         if counted_length(text) > TEXT_LIMIT:
-            raise _Answer(400, f"Param text must be at most {TEXT_LIMIT} characters long", 100)
+            raise GraphError(400, f"Param text must be at most {TEXT_LIMIT} characters long", 100)
         parent = None
         if "reply_to_id" in params:
             parent = self._posts.get(params["reply_to_id"])
             if parent is None:
-                raise _Answer(400, "Param reply_to_id names no Threads post", 100)
+                raise GraphError(400, "Param reply_to_id names no Threads post", 100)
         self._serial += 1
         container = _Container(str(17_000_000_000_000_000 + self._serial), text, parent)
         self._containers[container.id] = container
@@ -321,9 +312,9 @@ class ThreadsEmulator(Emulator):
     def _publish(self, creation_id: str) -> str:
         container = self._containers.get(creation_id)
         if container is None:
-            raise _Answer(400, "Param creation_id names no media container of this user", 100)
+            raise GraphError(400, "Param creation_id names no media container of this user", 100)
         if container.published is not None:
-            raise _Answer(400, "The media container was already published", 100)
+            raise GraphError(400, "The media container was already published", 100)
         post = self._new_post(self._me, container.text, container.parent, via_api=True)
         container.published = post
         return post.id
@@ -334,7 +325,7 @@ class ThreadsEmulator(Emulator):
         full: dict[str, Any] = {
             "media_product_type": "THREADS", "media_type": "TEXT_POST", "text": post.text,
             "username": post.author.handle, "permalink": self._url(post),
-            "shortcode": post.shortcode, "timestamp": _graph_time(post.at),
+            "shortcode": post.shortcode, "timestamp": graph_time(post.at),
             "is_reply": post.parent is not None, "has_replies": bool(post.children),
             "is_quote_post": post.quoted is not None,
         }
@@ -352,13 +343,13 @@ class ThreadsEmulator(Emulator):
 
     def _page(self, posts: list[_Post], params: Mapping[str, str], fields: list[str], *,
               presorted: bool = False) -> dict[str, Any]:
-        since, until = _int(params, "since"), _int(params, "until")
+        since, until = integer(params, "since"), integer(params, "until")
         chosen = [p for p in posts if (since is None or p.at >= since)
                   and (until is None or p.at <= until)]
         if not presorted:
             chosen.sort(key=lambda p: p.at, reverse=True)
-        start = _int(params, "after") or 0
-        limit = max(1, min(_int(params, "limit") or 25, 100))
+        start = integer(params, "after") or 0
+        limit = max(1, min(integer(params, "limit") or 25, 100))
         window = chosen[start:start + limit]
         paging: dict[str, Any] = {"cursors": {"before": str(start),
                                               "after": str(start + len(window))}}
@@ -415,37 +406,13 @@ class ThreadsEmulator(Emulator):
     def _url(self, post: _Post) -> str:
         return f"{PUBLIC}/@{post.author.handle}/post/{post.shortcode}"
 
-    def _authorize(self, request: Request, params: Mapping[str, str]) -> None:
-        header = request.headers.get("authorization", "")
-        scheme, _, credential = header.partition(" ")
-        token = credential.strip() if scheme.lower() in ("bearer", "oauth") else ""
-        token = token or params.get("access_token", "")
-        if not token:
-            raise _Answer(401, "An active access token must be used to query this endpoint", 190)
-        if token != self.token:
-            raise _Answer(401, "Invalid OAuth access token - Cannot parse access token", 190)
-
-
 
 def _fields(params: Mapping[str, str]) -> list[str]:
     names = [name.strip() for name in params.get("fields", "").split(",") if name.strip()]
     unknown = [name for name in names if name not in KNOWN_FIELDS]
     if unknown:
-        raise _Answer(400, f"Tried accessing nonexisting field ({unknown[0]})", 100)
+        raise GraphError(400, f"Tried accessing nonexisting field ({unknown[0]})", 100)
     return names
-
-
-def _int(params: Mapping[str, str], key: str) -> int | None:
-    raw = params.get(key)
-    if raw is None:
-        return None
-    if not raw.isdigit():
-        raise _Answer(400, f"Param {key} must be an integer", 100)
-    return int(raw)
-
-
-def _graph_time(at: int) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(at))
 
 
 def _shortcode(number: int) -> str:

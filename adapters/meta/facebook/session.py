@@ -1,0 +1,186 @@
+"""Facebook, connected: a Page on the Graph API over httpx (the Graph family's session base).
+
+What is Facebook's own:
+- a post or comment is read with one request; a comment's read names its author (`from`: id
+  and name) and, for a reply inside a comment thread, the thread's top-level comment with its
+  author (`parent`), which the answer reaches too ("thread author"). Post and comment ids look
+  alike (`<n>_<m>`): one the Page's id starts is a Page post; anything else is read as a
+  comment first, and as a post when Facebook says it has no `parent` field (a second read);
+- a comment or reply is `POST /{object-id}/comments`; a reply inside a thread goes to the
+  thread's top-level comment, where Facebook shows it; a Page post is `POST /{page-id}/feed`;
+- inbound: comments under the Page's newest posts (all of them, replies too:
+  `filter=stream`) and posts that tag the Page (`/{page-id}/tagged`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from tactful.adapters.meta.facebook.adapter import (
+    PLATFORM,
+    TEXT_LIMIT,
+    api_root,
+    mentions,
+    permalink,
+)
+from tactful.adapters.meta.graph import decode_cursor, timestamp
+from tactful.adapters.meta.graph_session import PAGE_MAX, GraphSession, page_of
+from tactful.core.errors import BadInput, Refused, TactfulError
+from tactful.core.memory.handles import normalize_handle
+from tactful.core.send.adapter import Author, Inbound, Page, Party, PostRef, Sent
+
+if TYPE_CHECKING:
+    from tactful.adapters.meta.facebook.adapter import FacebookAdapter
+
+POST_FIELDS = "id,from,message,created_time,permalink_url"
+COMMENT_FIELDS = POST_FIELDS + ",parent"
+OWN_WINDOW = 25  # how many of the Page's newest posts are looked at
+THREAD_AUTHOR = "thread author"
+
+
+class FacebookSession(GraphSession):
+    """A connected Facebook Page (the `Session` protocol)."""
+
+    platform = PLATFORM
+    product = "Facebook"
+
+    def __init__(self, adapter: FacebookAdapter, token: str) -> None:
+        super().__init__(api_root(adapter.settings.base_url), token, adapter.timeout)
+        self._adapter = adapter
+        self._page = adapter.settings.account
+        self._read: dict[str, dict[str, Any]] = {}  # object id → as last read
+
+    # ---- the Session protocol ---------------------------------------------------------------
+
+    def author(self, post: PostRef) -> Author:
+        item = self._object(post)
+        author = self._author_of(item, what=f"{post.url or post.id}")
+        parent = item.get("parent")
+        if not isinstance(parent, dict):
+            return author
+        try:
+            top = self._author_of(parent, what=f"the comment that starts this thread "
+                                  f"({parent.get('id')})")
+        except TactfulError as exc:
+            raise Refused(f"{PLATFORM}: {exc}; the thread's author cannot be checked, so "
+                          "nothing was sent") from exc
+        return Author(handle=author.handle, id=author.id, display_name=author.display_name,
+                      thread=author.thread, url=author.url,
+                      parties=(Party(THREAD_AUTHOR, handle=top.handle, id=top.id),))
+
+    def resolve(self, handle: str) -> str | None:
+        """A Facebook handle is the id itself."""
+        return normalize_handle(handle, PLATFORM)
+
+    def send(self, text: str, *, reply_to: PostRef | None, to: str | None,
+             mentions: Mapping[str, str | None]) -> Sent:
+        del mentions, to  # tags are @[id] text; --to alone was refused offline
+        self._check_text(text)
+        if reply_to is None:
+            body = self._call("POST", f"/{self._page}/feed", data={"message": text},
+                              handed_over=True)
+            post_id = self._id(body, "POST /feed", maybe_sent=True)
+            return Sent(post_id, permalink(post_id))
+        if reply_to.platform != PLATFORM:
+            raise BadInput(f"{PLATFORM}: cannot reply to a {reply_to.platform} post on Facebook")
+        parent = self._read.get(reply_to.id, {}).get("parent")
+        top = parent.get("id") if isinstance(parent, dict) else None
+        target = top if isinstance(top, str) and top else reply_to.id
+        body = self._call("POST", f"/{target}/comments", data={"message": text},
+                          handed_over=True)
+        comment_id = self._id(body, "POST /comments", maybe_sent=True)
+        return Sent(comment_id, permalink(comment_id))
+
+    def fetch_inbound(self, since: str | None, limit: int) -> Page:
+        """Comments under the Page's `recent_posts` newest posts, and posts that tag the Page:
+        1 + recent_posts + 1 requests. Comments under older posts are not seen."""
+        floor = decode_cursor(PLATFORM, since) if since is not None else None
+        wanted = max(1, min(limit, PAGE_MAX))
+        sources: list[list[dict[str, Any]]] = []
+        if self._adapter.recent_posts > 0:
+            feed = self._list(f"/{self._page}/feed", {"fields": "id,created_time",
+                                                      "limit": str(OWN_WINDOW)})
+            newest = sorted((timestamp(p.get("created_time")), p["id"]) for p in feed
+                            if isinstance(p.get("id"), str) and timestamp(p.get("created_time")))
+            for _, post_id in reversed(newest[-self._adapter.recent_posts:]):
+                sources.append(self._list(f"/{post_id}/comments", {
+                    "fields": COMMENT_FIELDS, "filter": "stream",
+                    "order": "reverse_chronological", "limit": str(PAGE_MAX)}))
+        sources.append(self._list(f"/{self._page}/tagged", {"fields": POST_FIELDS,
+                                                            "limit": str(PAGE_MAX)}))
+        items: dict[str, Inbound] = {}
+        for source in sources:
+            for raw in source:
+                inbound = self._inbound(raw)
+                if inbound is not None and inbound.author.handle != self._page:
+                    items.setdefault(inbound.post.id, inbound)
+        return page_of(list(items.values()), floor, since, wanted)
+
+    def enable_posting(self, credentials: Mapping[str, str]) -> None:
+        """Nothing to add: the Page token that reads also posts."""
+
+    # ---- reading ------------------------------------------------------------------------------
+
+    def _object(self, post: PostRef) -> dict[str, Any]:
+        """One read of a post or comment. An id the Page's own starts is one of its posts; any
+        other is read as a comment, and as a post when Facebook answers that the object has
+        no `parent` (a post: a second read)."""
+        name = f"post or comment {post.url or post.id}"
+        if not post.id.startswith(f"{self._page}_"):
+            try:
+                item = self._call("GET", f"/{post.id}", params={"fields": COMMENT_FIELDS},
+                                  missing=name)
+            except BadInput as exc:
+                if "nonexisting field (parent)" not in str(exc):
+                    raise
+            else:
+                self._read[post.id] = item
+                return item
+        item = self._call("GET", f"/{post.id}", params={"fields": POST_FIELDS}, missing=name)
+        self._read[post.id] = item
+        return item
+
+    def _author_of(self, item: Mapping[str, Any], *, what: str) -> Author:
+        who = item.get("from")
+        user_id = who.get("id") if isinstance(who, dict) else None
+        if not isinstance(user_id, str) or not user_id.isdigit():
+            raise Refused(f"{PLATFORM}: Facebook did not say who wrote {what} (it names a "
+                          "person only to a Page they interacted with), so they cannot be "
+                          "checked; nothing was sent")
+        name = who.get("name") if isinstance(who, dict) else None
+        parent = item.get("parent")
+        top = parent.get("id") if isinstance(parent, dict) else None
+        object_id = item.get("id")
+        link = item.get("permalink_url")
+        return Author(handle=normalize_handle(user_id, PLATFORM), id=str(int(user_id)),
+                      display_name=name if isinstance(name, str) else None,
+                      thread=top if isinstance(top, str) else
+                      object_id if isinstance(object_id, str) else None,
+                      url=link if isinstance(link, str) and link.startswith("https://")
+                      else None)
+
+    def _inbound(self, item: dict[str, Any]) -> Inbound | None:
+        object_id, text = item.get("id"), item.get("message")
+        at = timestamp(item.get("created_time"))
+        if not isinstance(object_id, str) or at is None:
+            return None
+        try:
+            author = self._author_of(item, what=object_id)
+        except TactfulError:
+            return None
+        self._read[object_id] = item
+        body = text if isinstance(text, str) else ""
+        post = PostRef(PLATFORM, object_id, url=permalink(object_id), handle=author.handle,
+                       author_id=author.id)
+        return Inbound(post=post, author=author, text=body, at=at, thread=author.thread,
+                       mentions=tuple(mentions(body)))
+
+    # ---- writing ------------------------------------------------------------------------------
+
+    def _check_text(self, text: str) -> None:
+        if not text.strip():
+            raise BadInput(f"{PLATFORM}: the text is empty; give the message to post")
+        if len(text) > TEXT_LIMIT:
+            raise BadInput(f"{PLATFORM}: the text is {len(text)} characters; the limit is "
+                           f"{TEXT_LIMIT}: shorten it")

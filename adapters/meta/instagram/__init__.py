@@ -1,0 +1,1 @@
+"""instagram package."""
