@@ -339,3 +339,21 @@ def test_a_batch_that_meets_only_a_flagged_author_skips_it_and_reads_no_posting_
     assert "1 skipped (1 do-not-engage)" in result.out
     # fetching reads with the read key only; nothing passed every guard, so no posting key
     assert not [r for r in recording_keyring.reads() if r.endswith("post_token")]
+
+
+def test_a_batch_that_first_records_an_unwritten_send_goes_on(  # type: ignore[no-untyped-def]
+        cli, batch_config: Path, home: Path, monkeypatch) -> None:
+    from .test_gate import unremembered
+
+    monkeypatch.setenv("TACTFUL_NOW", "2026-11-29T12:00:00-05:00")
+    blocked = home / "journal" / "2026-11.md"  # a folder where the post's memory goes
+    blocked.mkdir(parents=True)
+    assert cli("send", "recorder", "--text", "a post to no one").code == 0
+    assert unremembered(home) == 1
+    blocked.rmdir()
+    platform.add_inbound("1", "alice", "loved your post on sqlite indexes")
+    result = cli("routine", "run", "reply")
+    assert result.code == 0, result.err
+    [repaired] = [e for e in events(result.err) if e["event"] == "batch.repaired"]
+    assert str(repaired["detail"]).startswith("recorded a send to recorder")
+    assert unremembered(home) == 0 and "1 answered" in result.out

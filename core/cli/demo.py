@@ -10,8 +10,9 @@ network beyond 127.0.0.1.
 
 Where the time goes (docs/cli.md): importing the platform libraries, aiogram above all. So this
 process imports none of them: the emulators speak plain HTTP, memory is written in-process, and
-each platform's batch runs as `tactful routine run` in a process of its own, all started side by
-side, so the imports overlap instead of adding up.
+each platform's batch runs as `tactful routine run` in a process of its own, all started at
+once, so the imports overlap instead of adding up; the batches themselves then run one after
+the other (quick, once imported).
 """
 
 from __future__ import annotations
@@ -124,15 +125,17 @@ def run(context: Context, args: argparse.Namespace) -> int:
                     tactful("set", name, who.bot, "--kind", "bot", show=name == first)
             if others:
                 print(f"(the same for {', '.join(others)})")
-            for batch in batches.values():
-                _go(batch)
-
             _step("Overnight, someone new wrote in: their card before any reply")
             tactful("card", first, casts[first].stranger)
 
-            _step("A morning of mentions, answered by the batch repliers (one per platform, "
-                  "side by side)")
-            codes = [_report(name, batches[name], memory) for name in started]
+            _step("A morning of mentions, answered by the batch repliers")
+            # One after the other (each warmed up long since, so this is quick): two batches
+            # on one home at once would each take the other's fresh send for one a crash
+            # left unwritten.
+            codes = []
+            for name in started:
+                _go(batches[name])
+                codes.append(_report(name, batches[name], memory))
 
             _step("The hard stop: a post to a do-not-engage account, typed by hand")
             print("(refused on purpose: exit 3 is the hard stop, before any credential is read)")
