@@ -46,6 +46,7 @@ from tactful.core.memory.recording import Outcome
 from tactful.core.responders import choose
 from tactful.core.responders.base import DraftFailed, Responder
 from tactful.core.responders.prompt import compose
+from tactful.core.schedule.events import MAX_VALUE
 from tactful.core.schedule.routine import Result, Run
 from tactful.core.send import credentials
 from tactful.core.send.adapter import (
@@ -167,7 +168,7 @@ def batch_reply(run: Run) -> Result:
         try:
             if not _looking(run):
                 for line in gate.repair():
-                    run.log.emit("batch.repaired", routine=run.name, detail=line[:200])
+                    run.log.emit("batch.repaired", routine=run.name, detail=line[:MAX_VALUE])
             if not run.dry_run and not (run.preview and _fetch_needs_posting(adapter)):
                 counts["fetched"] = _fetch(run, adapter, inbox)
                 run.log.emit("batch.fetched", routine=run.name, platform=platform,

@@ -464,3 +464,21 @@ def test_an_operator_judge_from_a_plugin_joins_the_chain(cli, batch_config: Path
     assert decided == {"alice": (False, "talks about mondays", "test-guard"),
                        "bob": (True, "talks about tactful", "test-guard")}
     assert sent_to() == ["2"]
+
+
+def test_a_batch_that_first_records_an_unwritten_send_goes_on(  # type: ignore[no-untyped-def]
+        cli, batch_config: Path, home: Path, monkeypatch) -> None:
+    from .test_gate import unremembered
+
+    monkeypatch.setenv("TACTFUL_NOW", "2026-11-29T12:00:00-05:00")
+    blocked = home / "journal" / "2026-11.md"  # a folder where the post's memory goes
+    blocked.mkdir(parents=True)
+    assert cli("send", "recorder", "--text", "a post to no one").code == 0
+    assert unremembered(home) == 1
+    blocked.rmdir()
+    platform.add_inbound("1", "alice", "loved your post on sqlite indexes")
+    result = cli("routine", "run", "reply")
+    assert result.code == 0, result.err
+    [repaired] = [e for e in events(result.err) if e["event"] == "batch.repaired"]
+    assert str(repaired["detail"]).startswith("recorded a send to recorder")
+    assert unremembered(home) == 0 and "1 answered" in result.out

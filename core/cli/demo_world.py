@@ -3,19 +3,24 @@ offers one (`register_emulators`), a throwaway keyring, and a morning of mention
 of people a persona meets.
 
 Everything here is invented and local: the emulators answer the real libraries on 127.0.0.1,
-the keyring is a dictionary that lives as long as the demo, and the tokens are dummies. What
+the keyring is a file in the throwaway home that goes with it, and the tokens are dummies. What
 differs between platforms (the credentials an emulator accepts, how handles are spelled,
 whether a bot may write) comes from each plugin's emulator: the core names no platform.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from keyring.backend import KeyringBackend
+from keyring.compat import properties
+from keyring.errors import InitError
 
 if TYPE_CHECKING:
     from tactful.core.plugins import Host
@@ -56,25 +61,55 @@ class Emulated(Protocol):
         ...
 
 
+KEYRING_FILE = "TACTFUL_DEMO_KEYRING"  # where the throwaway keyring keeps its dummies
+
+
 class ThrowawayKeyring(KeyringBackend):
-    """A keyring that forgets everything when the demo ends."""
+    """A keyring that lives in the demo's throwaway home and goes with it: a JSON file named by
+    $TACTFUL_DEMO_KEYRING, so the demo's own process and the batch processes it starts side by
+    side read the same dummies. Every read is appended to a file beside it, so the demo can say
+    how many a refusal made (none)."""
 
-    priority = 1
+    @properties.classproperty
+    def priority(cls) -> float:
+        # Chosen only where the demo names it; never a candidate anywhere else.
+        if KEYRING_FILE not in os.environ:
+            raise InitError("the demo's throwaway keyring is used only by `tactful demo`")
+        return 1
 
-    def __init__(self) -> None:
+    def __init__(self, path: Path | None = None) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
-        self.store: dict[tuple[str, str], str] = {}
-        self.reads: list[str] = []
+        self._path = path
+
+    @property
+    def path(self) -> Path:
+        return self._path or Path(os.environ[KEYRING_FILE])
+
+    @property
+    def reads(self) -> list[str]:
+        log = self.path.with_suffix(".reads")
+        return log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+
+    def _load(self) -> dict[str, str]:
+        if not self.path.exists():
+            return {}
+        found: dict[str, str] = json.loads(self.path.read_text(encoding="utf-8"))
+        return found
 
     def get_password(self, service: str, username: str) -> str | None:
-        self.reads.append(username)
-        return self.store.get((service, username))
+        with self.path.with_suffix(".reads").open("a", encoding="utf-8") as log:
+            log.write(username + "\n")
+        return self._load().get(f"{service}/{username}")
 
     def set_password(self, service: str, username: str, password: str) -> None:
-        self.store[(service, username)] = password
+        store = self._load()
+        store[f"{service}/{username}"] = password
+        self.path.write_text(json.dumps(store), encoding="utf-8")
 
     def delete_password(self, service: str, username: str) -> None:
-        self.store.pop((service, username), None)
+        store = self._load()
+        store.pop(f"{service}/{username}", None)
+        self.path.write_text(json.dumps(store), encoding="utf-8")
 
 
 @dataclass(frozen=True)

@@ -128,7 +128,7 @@ def build_parser() -> _Parser:
     def command(name: str, target: str, help_text: str) -> argparse.ArgumentParser:
         sub: argparse.ArgumentParser = commands.add_parser(
             name, parents=[common], help=help_text, description=help_text)
-        sub.set_defaults(target=target, parser=sub)
+        sub.set_defaults(target=target)
         return sub
 
     def actions_of(sub: argparse.ArgumentParser) -> Any:
@@ -140,7 +140,7 @@ def build_parser() -> _Parser:
     def action(actions: Any, name: str, target: str, help_text: str) -> argparse.ArgumentParser:
         sub: argparse.ArgumentParser = actions.add_parser(
             name, parents=[common], help=help_text, description=help_text)
-        sub.set_defaults(target=target, parser=sub)
+        sub.set_defaults(target=target)
         return sub
 
     reading, writing = "tactful.core.cli.reading", "tactful.core.cli.writing"
@@ -313,10 +313,12 @@ def build_parser() -> _Parser:
             "run every routine on its schedule, and what plugins add to the run (a "
             "platform's companion, in companion mode), until SIGTERM or Ctrl-C")
 
-    actions = actions_of(command("companion", "",
-                                 "the companion on a chat platform, for its operator"))
-    stats = action(actions, "stats", "tactful.core.cli.companion:stats",
-                   "counts, health and neutral summaries; never chat text")
+    sub = command("companion", "", "the companion on a chat platform, for its operator")
+    actions = sub.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
+    actions.required = True
+    stats = actions.add_parser("stats", parents=[common],
+                               help="counts, health and neutral summaries; never chat text")
+    stats.set_defaults(target="tactful.core.cli.companion:stats")
     stats.add_argument("--summaries", type=int, default=10, metavar="N",
                        help="how many of the latest neutral summaries to show")
     now = actions.add_parser("pass", parents=[common],
@@ -349,7 +351,18 @@ def build_parser() -> _Parser:
                   "the whole loop on every platform's local emulator, in a throwaway home: no "
                   "credentials, nothing leaves 127.0.0.1")
     sub.add_argument("--keep", action="store_true", help="keep the throwaway home and say where")
+    _own_parser(parser)
     return parser
+
+
+def _own_parser(parser: argparse.ArgumentParser) -> None:
+    """Every command's parser knows itself (`args.parser`), so words it does not take are
+    named against its own options and its own --help."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                sub.set_defaults(parser=sub)
+                _own_parser(sub)
 
 
 _VALUED = ("--home", "--config")  # global options that take a value
@@ -386,6 +399,8 @@ def _add_plugin_commands(parser: _Parser, args: Sequence[str]) -> None:
                                   description=help_text)
         configure(sub)
         sub.set_defaults(target=None, plugin_run=run)
+        _own_parser(sub)
+        sub.set_defaults(parser=sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

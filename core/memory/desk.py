@@ -38,6 +38,9 @@ OPEN_MAX_AGE = timedelta(days=60)
 OWED_LIMIT = 30
 
 ACTIVE, MID, OWED = "Active now", "Mid-conversation", "Answers I owe"
+# recording.INJECTION_FLAG, spelled here: importing recording would compile the injection
+# patterns on every `tactful hot`.
+INJECTION_FLAG = "prompt-injection"
 
 
 @dataclass(frozen=True)
@@ -98,8 +101,13 @@ def sections(db: sqlite3.Connection, now: datetime,
             parts.append(f"{len(owed[row.pid])} open")
         if row.flags:
             parts.append(f"flags: {row.flags.replace(',', ', ')}")
+        if INJECTION_FLAG in row.flags.split(","):
+            parts.append("not to be answered")
         result[ACTIVE].append((row.ref, " · ".join(parts)))
+    # Someone flagged for trying to give instructions is never answered (the batch skips them),
+    # so they are not "mid-conversation": they stay under Active now, with the flag and why.
     mid = [row for row in rows if row.spoke_last == "inbound" and not dropped_brand(row)
+           and INJECTION_FLAG not in row.flags.split(",")
            and (row.spoke_last_at or 0) >= stamp - MID_WINDOW.total_seconds()]
     mid.sort(key=lambda r: -(r.spoke_last_at or 0))
     for row in mid:
