@@ -254,3 +254,17 @@ def test_fetch_reads_comments_on_recent_posts_and_posts_that_tag_the_page(
     assert page.items[1].thread == top
     assert page.items[0].author.display_name == "Alice Example"
     assert session.fetch_inbound(page.cursor, 10).items == ()
+
+
+def test_a_person_is_named_by_their_id_and_never_by_a_name(  # type: ignore[no-untyped-def]
+        cli, home: Path, facebook: FacebookEmulator) -> None:
+    for argv in (["dne", "facebook", "alice", "on"],
+                 ["remember", "facebook", "Alice", "--kind", "reply", "--they", "hi"],
+                 ["check", "facebook", "alice"]):
+        result = cli(*argv)
+        assert result.code == 2, (argv, result.err)
+        assert "numeric user id" in result.err
+    assert list((home / "people").rglob("*.md")) == []
+    assert cli("remember", "facebook", "0100000000000011", "--kind", "reply",
+               "--they", "hi").code == 0
+    assert (home / "people" / "facebook" / f"{ALICE}.md").exists()
