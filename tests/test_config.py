@@ -499,7 +499,8 @@ ERRORS = [
         "platforms:\n  blusky: {}\n",
         2,
         "platforms.blusky",
-        ["unknown key (expected one of: bluesky, telegram, threads, x)", "'bluesky'"],
+        ["unknown key (expected one of: bluesky, facebook, instagram, telegram, threads, x)",
+         "'bluesky'"],
         id="unknown-platform",
     ),
     pytest.param(
