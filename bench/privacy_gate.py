@@ -2,16 +2,18 @@
 
 Every field written to memory passes `scrub` (core/memory/scrub.py) and `injection_reason`
 (core/memory/injection.py). Both must cost time in proportion to the text, whatever its shape.
-This measures, side by side in one run, at 1 KB, 10 KB, 100 KB and 1 MB:
-  * a floor: `str.lower()` plus a `re.finditer(r"\\S+")` over the same text (the least any
-    reading of the text costs);
-  * `scrub(text)`;
-  * `injection_reason(text)`;
-for two kinds of text: prose (ordinary lines, some secrets and near-misses among them) and runs
-(the same, with long unbroken runs: base64-ish noise, digits, repeated keywords, a 16k-character
-token). Figures are microseconds per kilobyte and the ratio to the floor; linear means the ratio
-stays flat from 1 KB to 1 MB. A quadratic rule shows as a ratio that grows with the size.
-(The smallest texts can come out cheaper per KB: fewer of the rules' gates open on them.)
+This measures, side by side in one run, at 1 KB, 10 KB, 100 KB and 1 MB, four kinds of text:
+  * prose: ordinary lines, with secrets and near-misses among them;
+  * token: one long run without a space (base64-ish noise, digits, hex, repeated keywords and
+    look-alikes of keys glued together), the shape that made the first scrubber quadratic;
+  * log: service log lines (timestamps, key=value pairs, ids, paths, an occasional secret);
+  * runs: prose with long unbroken runs spliced in;
+and for each a floor: `str.lower()` plus a `re.finditer(r"\\S+")` over the same text (the
+least any reading of the text costs). Figures are microseconds per kilobyte and the ratio to
+that floor; linear means both stay flat from 1 KB to 1 MB, and the last column of the summary
+(the 1 MB figure over the 1 KB one) stays near 1. A quadratic rule shows as a figure that grows
+tenfold with each tenfold size. (The smallest texts can come out cheaper per KB: fewer of the
+rules' gates open on them.)
 
 Run: .venv/bin/python bench/privacy_gate.py [--sizes 1,10,100,1000] [--budget 2.0]
 """
@@ -71,6 +73,66 @@ def runs(rng: random.Random) -> str:
 FORMAT_CHARS = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2069\U000e0000-\U000e007f]")
 
 
+TOKEN_SHAPES = (
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+    "0123456789",
+    "0123456789abcdef",
+)
+TOKEN_REPEATS = ("A", "eyJ", "key_", "a@b.", "%41", "1-", "pw=", "4111", "\u200b1", "nl91abna")
+
+
+def token(size: int, *, seed: int) -> str:
+    """One unbroken run of `size` characters, glued from pieces of shapes that have made regex
+    engines backtrack."""
+    rng = random.Random(seed)
+    parts: list[str] = []
+    length = 0
+    while length < size:
+        piece = rng.choice((64, 512, 4096))
+        if rng.random() < 0.5:
+            alphabet = rng.choice(TOKEN_SHAPES)
+            part = "".join(rng.choice(alphabet) for _ in range(piece))
+        else:
+            unit = rng.choice(TOKEN_REPEATS)
+            part = (unit * (piece // len(unit) + 1))[:piece]
+        parts.append(part)
+        length += len(part)
+    return "".join(parts)[:size]
+
+
+LEVELS = ("DEBUG", "INFO", "INFO", "INFO", "WARN", "ERROR")
+
+
+def log(size: int, *, seed: int) -> str:
+    """Service log lines: little prose, many digits, ids, paths and key=value pairs."""
+    rng = random.Random(seed)
+    secrets = secret_lines()
+    lines: list[str] = []
+    length = 0
+    n = 0
+    while length < size:
+        n += 1
+        stamp = f"2026-12-01T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}.{n % 1000:03d}Z"
+        rid = "".join(rng.choice("0123456789abcdef") for _ in range(32))
+        fields = [
+            stamp,
+            rng.choice(LEVELS),
+            f"worker-{rng.randrange(16)}",
+            f"req={rid[:8]}-{rid[8:12]}-{rid[12:16]}-{rid[16:20]}-{rid[20:]}",
+            f"path=/api/v1/items/{rng.randrange(10**9)}?page={rng.randrange(50)}",
+            f"status={rng.choice((200, 200, 201, 304, 404, 500))}",
+            f"dur={rng.randrange(2000)}ms",
+            f"ip=10.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(256)}",
+            f"bytes={rng.randrange(10**7)}",
+        ]
+        if rng.random() < 0.05:
+            fields.append("note=" + rng.choice(secrets))
+        line = " ".join(fields)
+        lines.append(line)
+        length += len(line) + 1
+    return "\n".join(lines)[:size]
+
+
 def make_text(size: int, *, with_runs: bool, seed: int) -> str:
     """Ordinary prose with secrets among it (and long runs when asked): text the scrubber has
     work in and the injection check reads to the end (it holds no instruction)."""
@@ -111,6 +173,17 @@ def best(fn: Callable[[str], object], text: str, budget: float) -> float:
     return min(times)
 
 
+KINDS = ("prose", "token", "log", "runs")
+
+
+def text_of(kind: str, size: int) -> str:
+    if kind == "token":
+        return token(size, seed=1)
+    if kind == "log":
+        return log(size, seed=1)
+    return make_text(size, with_runs=kind == "runs", seed=1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--sizes", default="1,10,100,1000", help="kilobytes, comma-separated")
@@ -118,31 +191,46 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(float(s) * 1000) for s in args.sizes.split(",")]
 
-    # Warm up: compile caches, the lazy imports of the decoders.
-    warm = make_text(20_000, with_runs=True, seed=0)
-    scrub(warm)
-    injection_reason(warm)
+    # Warm up: compile caches, the lazy imports of the decoders and the seed word list.
+    for kind in KINDS:
+        warm = text_of(kind, 20_000)
+        scrub(warm)
+        injection_reason(warm)
 
-    print("µs per KB (best of several runs); × = ratio to the floor (lower() + finditer(\\S+))")
-    print(
-        f"{'text':<6} {'size':>8} {'floor':>9} {'scrub':>10} {'×':>7} {'injection':>11} {'×':>7}"
-    )
-    for with_runs in (False, True):
+    figures: dict[tuple[str, str, int], float] = {}
+    flagged: dict[tuple[str, int], str] = {}
+    for kind in KINDS:
         # Prefixes of one text, so every size has the same mix.
-        whole = make_text(max(sizes), with_runs=with_runs, seed=1)
+        whole = text_of(kind, max(sizes))
         for size in sizes:
             text = whole[:size]
-            flagged = injection_reason(text)
             kb = len(text) / 1000
-            base = best(floor, text, args.budget) / kb * 1e6
-            scrubbed = best(scrub, text, args.budget) / kb * 1e6
-            checked = best(injection_reason, text, args.budget) / kb * 1e6
-            label = "runs" if with_runs else "prose"
-            print(
-                f"{label:<6} {size // 1000:>6}KB {base:>9.1f} {scrubbed:>10.1f} "
-                f"{scrubbed / base:>6.0f}× {checked:>11.1f} {checked / base:>6.0f}×"
-                + (f"  (stopped early: {flagged})" if flagged else "")
-            )
+            figures["floor", kind, size] = best(floor, text, args.budget) / kb * 1e6
+            figures["scrub", kind, size] = best(scrub, text, args.budget) / kb * 1e6
+            figures["injection", kind, size] = best(injection_reason, text, args.budget) / kb * 1e6
+            reason = injection_reason(text)
+            if reason:
+                flagged[kind, size] = reason
+
+    print("µs per KB (best of several runs); × = ratio to the floor (lower() + finditer(\\S+))")
+    for what in ("scrub", "injection"):
+        print(f"\n{what}")
+        header = f"{'size':>8}" + "".join(f" {kind:>10} {'×':>5}" for kind in KINDS)
+        print(header)
+        for size in sizes:
+            row = f"{size // 1000:>6}KB"
+            for kind in KINDS:
+                value = figures[what, kind, size]
+                row += f" {value:>10.1f} {value / figures['floor', kind, size]:>4.0f}×"
+            print(row)
+        big, small = max(sizes), min(sizes)
+        row = f"{'growth':>8}"
+        for kind in KINDS:
+            ratio = figures[what, kind, big] / figures[what, kind, small]
+            row += f" {ratio:>9.2f}x {'':>5}"
+        print(row + f"  (µs per KB at {big // 1000} KB over {small // 1000} KB)")
+    for (kind, size), reason in sorted(flagged.items()):
+        print(f"note: injection_reason stopped early on {kind} at {size // 1000} KB: {reason}")
 
 
 if __name__ == "__main__":

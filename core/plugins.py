@@ -136,7 +136,10 @@ class Host:
             adapters = {}
         for name, (plugin, _) in adapters.items():
             if name not in found and PLATFORM_NAME.fullmatch(name):
-                found[name] = (Platform(name), f"plugin {plugin!r}")
+                # an adapter whose plugin declares nothing: the static table's facts, if it
+                # has an entry (never plain facts that would contradict it), else plain ones
+                facts = memory_platforms.get(name) or Platform(name)
+                found[name] = (facts, f"plugin {plugin!r}")
         return [found[name] for name in sorted(found)]
 
 

@@ -85,10 +85,10 @@ def _fetch(run: Run, adapter: Adapter, inbox: Inbox) -> int:
     finally:
         session.close()
     # A forgotten person's old posts fetched again (the cursor no longer names them) stay
-    # forgotten; what they write after their tombstone is new contact (SPEC §9).
+    # forgotten; what they write after their tombstone is new contact (docs/memory.md).
     stones = tombstones.load(run.context.home)
     items = [i for i in page.items if not tombstones.buried(
-        stones, platform, normalize_handle(i.author.handle, platform), i.at)]
+        stones, platform, normalize_handle(i.author.handle, platform), i.at, i.author.id)]
     return inbox.add(platform, [_normalized(i, platform) for i in items], page.cursor)
 
 
@@ -108,15 +108,24 @@ def _remember_inbound(run: Run, item: Inbound, inbox: Inbox) -> bool:
     if inbox.remembered(item.post.platform, item.post.id):
         return False
 
+    # Judged on the text as it arrived, before the inbox scrubbed it.
+    instructs = inbox.instructs(item.post.platform, item.post.id)
+
     def mutate(person: Person) -> Outcome:
         if item.author.is_bot and person.kind == "person":
             person.kind = "bot"  # the platform says so: a fixed kind, one reply per thread
         if link and any(e.link == link and e.direction == "inbound" for e in person.entries):
             return Outcome(note="already remembered")  # a rerun after a crash
-        return recording.remember(person, kind=kind, direction="inbound", at=item.at,
-                                  they=item.text, link=link, thread=item.thread,
-                                  display_name=item.author.display_name,
+        done = recording.remember(person, kind=kind, direction="inbound", at=item.at,
+                                  they=None if instructs else item.text, link=link,
+                                  thread=item.thread, display_name=item.author.display_name,
                                   person_id=item.author.id)
+        if instructs is None or done.withheld is not None:
+            return done
+        person.entries[-1].withheld = f"{recording.INJECTION_FLAG} ({instructs}); " \
+            "content not stored"
+        recording.flag(person, recording.INJECTION_FLAG, instructs, item.at)
+        return Outcome(redacted=done.redacted, withheld=instructs)
 
     person, outcome = run.context.people.change(item.post.platform, item.author.handle, mutate)
     inbox.mark_remembered(item.post.platform, item.post.id)
@@ -250,6 +259,8 @@ def _one(run: Run, item: Inbound, adapter: Adapter, responder: Responder, pipeli
         return None
     verdict = gate.may_reach(platform, handle, item.author.id)
     skip = worth.judge(item, verdict, context.config.engagement, own)
+    if skip is None and inbox.instructs(platform, item.post.id) is not None:
+        skip = worth.Skip("tried to give instructions")  # before the scrubber hid a payload
     if skip is not None:
         if skip.flag_dne:
             # With their stable id, so the flag holds after a rename too.

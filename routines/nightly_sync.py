@@ -18,7 +18,8 @@ def sync_log(run: Run) -> Result:
     counts = {"events": report.events, "added": report.people.added,
               "merged": report.people.merged, "journal": report.journal.added,
               "bad_lines": len(report.bad), "failed": len(report.failed)}
-    summary = (f"{report.events} events read, {report.people.added} entries added, "
+    summary = (f"{_n(report.events, 'event', 'events')} read, "
+               f"{_n(report.people.added, 'entry', 'entries')} added, "
                f"{report.people.merged} merged, {report.journal.added} journal posts added")
     if report.failed:
         # Each failure names a file and line, never words; the next run retries them.
@@ -27,3 +28,7 @@ def sync_log(run: Run) -> Result:
         return Result(summary + f"; {len(report.failed)} people wait for the next sync",
                       exit_code=4, counts=counts)
     return Result(summary, counts=counts)
+
+
+def _n(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"

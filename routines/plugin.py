@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from tactful.core.hookspecs import hookimpl
+from tactful.core.hookspecs import RegisterRoutines, hookimpl
 
 if TYPE_CHECKING:
     from tactful.core.schedule.routine import Result, Run
@@ -23,6 +23,6 @@ def _batch_reply(run: Run) -> Result:
 
 
 @hookimpl
-def register_routines(register: Any) -> None:
+def register_routines(register: RegisterRoutines) -> None:
     register("sync-log", _sync_log)
     register("batch-reply", _batch_reply)

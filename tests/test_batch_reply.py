@@ -272,7 +272,7 @@ def test_the_nightly_sync_routine(cli, recorder, home: Path) -> None:
     (home / "engagement.jsonl").write_text(json.dumps(log) + "\n")
     result = cli("routine", "run", "nightly-sync")
     assert result.code == 0, result.err
-    assert "1 events read, 1 entries added" in result.out
+    assert "1 event read, 1 entry added" in result.out
     assert (home / "people" / "x" / "carol.md").exists()
 
 

@@ -165,3 +165,108 @@ def test_a_reader_that_closed_the_pipe_is_not_an_internal_error() -> None:
         err = proc.stderr.read()
         assert proc.wait(timeout=60) == 0, err
     assert "internal error" not in err and "Traceback" not in err
+
+
+def test_python_dash_m_tactful_runs_the_command_line(home: Path) -> None:
+    import subprocess
+    import sys
+
+    def tactful(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "tactful", *argv], capture_output=True,
+                              text=True, timeout=60, check=False)
+
+    assert tactful("dne", "x", "troll", "on").returncode == 0
+    checked = tactful("check", "x", "troll")
+    assert checked.returncode == 3 and "DO_NOT_ENGAGE" in checked.stdout
+    assert tactful("--version").stdout.startswith("tactful ")
+
+
+def test_an_unknown_option_is_named_with_a_guess_and_the_commands_help(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    result = cli("check", "x", "bob", "--jsno")
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert "unknown option --jsno (did you mean --json?)" in result.err
+    assert "tactful check --help" in result.err
+    nested = cli("credentials", "check", "--acount", "me")
+    assert nested.code == 2 and "did you mean --account?" in nested.err
+    assert "tactful credentials check --help" in nested.err
+    far = cli("hot", "--zzzz")
+    assert far.code == 2 and "unknown option --zzzz (see `tactful hot --help`)" in far.err
+
+
+def _parsers(parser, path=()):  # type: ignore[no-untyped-def]
+    import argparse
+
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _parsers(sub, (*path, name))
+
+
+def test_every_option_has_help_and_platforms_list_their_choices() -> None:
+    from tactful.core.cli.main import build_parser
+    from tactful.core.memory import platforms
+
+    lacking, platform_helps = [], []
+    for path, parser in _parsers(build_parser()):
+        for action in parser._actions:
+            name = " ".join([*path, action.dest])
+            if not (action.help or "").strip():
+                lacking.append(name)
+            if action.dest == "platform" and not action.option_strings:
+                platform_helps.append((name, parser.format_help()))
+    assert lacking == [], f"options without help: {lacking}"
+    assert len(platform_helps) > 15
+    listed = ", ".join(platforms.names())
+    assert "x" in platforms.names()
+    for name, text in platform_helps:
+        assert listed in " ".join(text.split()), name
+
+
+def test_text_dash_reads_the_text_from_standard_input(  # type: ignore[no-untyped-def]
+        cli, recorder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import json
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("a draft with 'quotes' and $HOME\n"))
+    result = cli("send", "recorder", "--to", "alice", "--text", "-", "--dry-run", "--json")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["text"] == "a draft with 'quotes' and $HOME"
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    empty = cli("send", "recorder", "--to", "alice", "--text", "-", "--dry-run")
+    assert empty.code == 2 and "standard input was empty" in empty.err
+
+
+def test_no_color_turns_the_bold_headings_off() -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    script = "from tactful.core.cli.output import bold; print(bold('## heading'))"
+
+    def on_a_terminal(env: dict[str, str]) -> bytes:
+        leader, follower = pty.openpty()
+        try:
+            subprocess.run([sys.executable, "-c", script], stdout=follower, check=True,
+                           env=env, timeout=60)
+            return os.read(leader, 1000)
+        finally:
+            os.close(leader)
+            os.close(follower)
+
+    plain = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    assert b"\x1b[1m" in on_a_terminal(plain)
+    assert b"\x1b[" not in on_a_terminal({**plain, "NO_COLOR": "1"})
+
+
+def test_counts_take_the_right_plural(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("remember", "x", "bob", "--kind", "reply", "--they", "hi").code == 0
+    card = cli("card", "x", "bob").out
+    assert "| 1 entry |" in card and "(from 1 note)" in card
+    assert cli("remember", "x", "bob", "--kind", "reply", "--they", "again").code == 0
+    assert "| 2 entries |" in cli("card", "x", "bob").out
+    assert "(0 events)" in cli("export", "x", "bob").out
+    (home / "engagement.jsonl").write_text(
+        '{"platform": "x", "handle": "bob", "action": "reply", "text": "hello bob"}\n')
+    assert "(1 event)" in cli("export", "x", "bob").out

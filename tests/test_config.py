@@ -26,6 +26,7 @@ from tactful.core.config.values import (
 )
 from tactful.core.config.yamlpos import MapAt, parse
 from tactful.core.errors import BadInput, ConfigError
+from tactful.core.hookspecs import hookimpl
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "config" / "tactful.example.yaml"
 
@@ -70,7 +71,8 @@ def test_no_file_anywhere_gives_the_built_in_defaults(tmp_path: Path) -> None:
     config = load_config(environ={}, cwd=tmp_path)
     assert config == Config()
     assert config.source is None
-    assert config.persona == PersonaConfig("persona", "America/New_York", ())
+    # an unset zone is UTC, never some place's (docs/scheduling.md)
+    assert config.persona == PersonaConfig("persona", "UTC", ())
     assert config.memory == MemoryConfig(None, 50, 20)
     assert config.platforms == {}
     assert config.platform("telegram") == PlatformConfig(None, False, None, None)
@@ -229,7 +231,7 @@ def test_finding_a_file_before_the_user_folder_does_not_import_platformdirs(
 def test_the_example_file_loads_and_sets_every_key() -> None:
     config = load_config(EXAMPLE, environ={})
     assert config.source == EXAMPLE
-    assert set(config.platforms) == set(schema.PLATFORMS)
+    assert set(config.platforms) == set(schema.PLATFORMS) - set(schema._MEMORY_ONLY)
     assert config.platform("telegram").mode == "persona"
 
     tree = parse(EXAMPLE.read_text(encoding="utf-8"))
@@ -269,8 +271,13 @@ def test_every_schema_field_is_a_dataclass_field_and_optional_means_none() -> No
     import dataclasses
 
     for _, section in _all_sections():
-        defaults = {f.name: f.default for f in dataclasses.fields(section.build())}
+        built = section.build()
+        defaults = {f.name: f.default for f in dataclasses.fields(built)}
         for field in section.fields:
+            if isinstance(built, PlatformConfig) and field.name not in defaults:
+                # an option the platform declares: read into `options`
+                assert section.build(**{field.name: 1}).options == {field.name: 1}
+                continue
             assert field.name in defaults
             assert (defaults[field.name] is None) == field.optional, field.name
 
@@ -507,7 +514,7 @@ ERRORS = [
         "platforms:\n  x:\n    mode: companion\n",
         3,
         "platforms.x.mode",
-        ["unknown key (expected one of: account, dry_run, base_url, limits)",
+        ["unknown key (expected one of: account, dry_run, base_url, limits, timeout)",
          "only telegram has a mode"],
         id="mode-outside-telegram",
     ),
@@ -927,6 +934,9 @@ def test_config_check_finds_what_a_file_names_but_nothing_provides(cli, tmp_path
         result = cli("--config", str(config), "config", "check")
         assert result.code == 2, (text, result.out)
         assert message in result.err, (text, result.err)
+        key = message.split(":")[0]
+        line = _line_of(text, key)
+        assert f"{config}:{line}: {key}:" in result.err, (text, result.err)
     config.write_text("routines:\n  r:\n    kind: batch-reply\n    platform: x\n"
                       "    responder: template\n")
     assert cli("--config", str(config), "config", "check").code == 0
@@ -943,3 +953,174 @@ def test_config_check_accepts_a_routine_platform_the_run_accepts(cli, tmp_path: 
     assert run.code == 0, run.err  # the routine itself is fine with it
     check = cli("--config", str(config), "config", "check")
     assert check.code == 0, check.err
+
+
+def _line_of(text: str, key: str) -> int:
+    """The line (from 1) a dotted key is written on, found by its last part's indentation."""
+    parts = key.split(".")
+    depth, number = 0, 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        if raw.strip().startswith(f"{parts[depth]}:") and \
+                len(raw) - len(raw.lstrip()) == 2 * depth:
+            if depth == len(parts) - 1:
+                return number
+            depth += 1
+    raise AssertionError(f"{key} not in {text!r}")
+
+
+def test_config_check_names_the_line_of_a_routine_platform_without_adapter(
+        cli, tmp_path: Path) -> None:
+    config = write(tmp_path, "persona:\n  name: p\nroutines:\n  r:\n    kind: batch-reply\n"
+                             "    responder: template\n    platform: nowhere\n")
+    result = cli("--config", str(config), "config", "check")
+    assert result.code == 2
+    assert f"{config}:7: routines.r.platform: no adapter is installed for 'nowhere'" \
+        in result.err
+
+
+class _Echo:
+    """A plugin that registers a responder kind of its own."""
+
+    @hookimpl
+    def register_responders(self, register: Any) -> None:
+        register("echo", lambda settings: None)
+
+
+def test_a_responder_kind_a_plugin_registers_is_accepted_by_the_loader(
+        tmp_path: Path, plugin_host: Any) -> None:
+    plugin_host.manager.register(_Echo(), name="echo-plugin")
+    path = write(tmp_path, "responders:\n  mine:\n    kind: echo\n")
+    assert load_config(path, environ={}).responders["mine"].kind == "echo"
+
+
+def test_an_unknown_responder_kind_is_a_config_error_naming_the_line_and_the_known_kinds(
+        tmp_path: Path, plugin_host: Any) -> None:
+    plugin_host.manager.register(_Echo(), name="echo-plugin")
+    path = write(tmp_path, "persona:\n  name: p\nresponders:\n  mine:\n    kind: ecko\n")
+    message = error_of(path)
+    assert message.startswith(f"{path}:5: responders.mine.kind: ")
+    assert "command, echo, openai, template" in message
+    assert "did you mean 'echo'?" in message
+
+
+def test_a_config_of_built_in_responder_kinds_is_read_without_loading_plugins(
+        tmp_path: Path, plugin_host: Any) -> None:
+    path = write(tmp_path, "responders:\n  a:\n    kind: command\n    command: [cat]\n")
+    load_config(path, environ={})
+    assert not plugin_host.loaded
+
+
+def test_a_responder_kind_of_a_disabled_plugin_is_refused(tmp_path: Path,
+                                                          plugin_host: Any) -> None:
+    plugin_host.manager.register(_Echo(), name="echo-plugin")
+    path = write(tmp_path, "plugins:\n  disabled: [echo-plugin]\n"
+                           "responders:\n  mine:\n    kind: echo\n")
+    assert "responders.mine.kind" in error_of(path)
+
+
+# ---- options and account rules the platforms declare ----------------------------------------
+
+@pytest.mark.parametrize(("value", "hint"), [
+    ("0", None), ("121", None), ('"5"', "remove the quotes"), ("true", "not numbers"),
+])
+def test_a_declared_platform_option_is_checked_with_file_and_line(
+        tmp_path: Path, value: str, hint: str | None) -> None:
+    path = write(tmp_path, f"persona:\n  name: p\nplatforms:\n  x:\n    timeout: {value}\n")
+    message = error_of(path)
+    assert message.startswith(f"{path}:5: platforms.x.timeout: expected a number "
+                              "(seconds per request) more than 0 and at most 120"), message
+    if hint:
+        assert hint in message
+
+
+def test_a_platform_option_reaches_the_adapter_with_the_declared_default_for_the_rest(
+        tmp_path: Path) -> None:
+    from tactful.core.plugins import host
+    from tactful.core.send.adapters import adapter_for, settings_for
+
+    path = write(tmp_path, "platforms:\n  telegram:\n    timeout: 2.5\n  x:\n    dry_run: true\n")
+    config = load_config(path, environ={})
+    assert config.platform("telegram").options == {"timeout": 2.5}
+    assert settings_for("telegram", config).options == {"timeout": 2.5}
+    assert settings_for("x", config).options == {"timeout": 10.0}  # declared default
+    telegram = adapter_for("telegram", config, host())
+    assert telegram.timeout == 2.5  # type: ignore[attr-defined]
+    threads = adapter_for("threads", config, host())
+    assert threads.timeout == 10.0  # type: ignore[attr-defined]
+
+
+def test_a_platform_that_declares_no_options_has_none_and_refuses_an_option_key(
+        tmp_path: Path) -> None:
+    from tactful.core.memory.platforms import Platform
+    from tactful.core.send.adapter import AdapterSettings
+
+    assert Platform("plainplatform").options == ()
+    settings = AdapterSettings(platform="plainplatform", account="a")
+    with pytest.raises(Exception, match="does not declare"):
+        settings.number("timeout")
+    path = write(tmp_path, "platforms:\n  plainplatform:\n    timeout: 5\n")
+    assert "platforms.plainplatform.timeout: unknown key" in error_of(path)
+
+
+def test_an_option_may_not_take_the_name_of_a_common_key() -> None:
+    from tactful.core.memory.platforms import Option
+
+    with pytest.raises(ConfigError, match="other than"):
+        Option("account", "x")
+
+
+@pytest.mark.parametrize(("platform", "account", "fix"), [
+    ("bluesky", "galatea", "full handle with its domain, e.g. galatea.bsky.social"),
+    ("telegram", "'@galatea_bot'", "bot's username without the @, e.g. galatea_bot"),
+])
+def test_an_account_the_platform_cannot_use_is_refused_with_the_fix(
+        tmp_path: Path, platform: str, account: str, fix: str) -> None:
+    path = write(tmp_path,
+                 f"platforms:\n  {platform}:\n    dry_run: true\n    account: {account}\n")
+    message = error_of(path)
+    assert message.startswith(f"{path}:4: platforms.{platform}.account: expected an account as "
+                              f"{platform} needs it"), message
+    assert fix in message
+
+
+@pytest.mark.parametrize(("platform", "account"), [
+    ("bluesky", "galatea.bsky.social"), ("bluesky", "did:plc:abc123"),
+    ("bluesky", "ops@example.org"), ("telegram", "galatea_bot"), ("x", "@galatea"),
+])
+def test_an_account_in_the_platform_s_shape_is_accepted(
+        tmp_path: Path, platform: str, account: str) -> None:
+    path = write(tmp_path, f"platforms:\n  {platform}:\n    account: '{account}'\n")
+    assert load_config(path, environ={}).platform(platform).account == account
+
+
+# ---- time zones and cron lines ----------------------------------------------------------------
+
+@pytest.mark.parametrize(("zone", "place"), [
+    ("EST", "America/New_York"), ("MST", "America/Denver"), ("HST", "Pacific/Honolulu"),
+    ("PST", "America/Los_Angeles"), ("CET", "Europe/Paris"), ("est", "America/New_York"),
+])
+def test_a_zone_abbreviation_is_refused_naming_the_zone_of_a_place(
+        tmp_path: Path, zone: str, place: str) -> None:
+    path = write(tmp_path, f"persona:\n  name: p\n  timezone: {zone}\n")
+    message = error_of(path)
+    assert message.startswith(f"{path}:3: persona.timezone: "), message
+    assert "daylight saving" in message and f"e.g. {place}" in message
+
+
+def test_an_omitted_zone_is_utc_and_config_check_says_so(cli, tmp_path: Path) -> None:
+    path = write(tmp_path, "persona:\n  name: p\n")
+    assert load_config(path, environ={}).persona.timezone == "UTC"
+    result = cli("--config", str(path), "config", "check")
+    assert result.code == 0, result.err
+    assert "time zone UTC (persona.timezone not set: UTC;" in result.out
+    path.write_text("persona:\n  name: p\n  timezone: Europe/Amsterdam\n")
+    assert "not set" not in cli("--config", str(path), "config", "check").out
+
+
+@pytest.mark.parametrize("schedule", ["*/30 * * * *", "* * * * *", "*ab"])
+def test_an_unquoted_cron_line_read_as_an_alias_says_to_quote_it(
+        tmp_path: Path, schedule: str) -> None:
+    path = write(tmp_path, f"routines:\n  r:\n    kind: sync-log\n    schedule: {schedule}\n")
+    message = error_of(path)
+    assert message.startswith(f"{path}:4: ")
+    assert f'quote it, e.g. schedule: "{schedule}"' in message

@@ -65,7 +65,8 @@ def test_forget_leaves_no_trace(  # type: ignore[no-untyped-def]
     assert cli("search", "keep").out.count("bystander") >= 1
     assert 'stranger, first real contact' in cli("card", "x", HANDLE).out
     stones = (home / "tombstones.jsonl").read_text()
-    assert HANDLE not in stones and len(stones.splitlines()) == 1
+    assert HANDLE not in stones and "5550001" not in stones
+    assert len(stones.splitlines()) == 2  # one for the handle, one for the stable id
     # an old copy of the log, synced again, does not bring them back
     synced = cli("sync-log", "--log", str(old_log))
     assert synced.code == 0, synced.err
@@ -175,3 +176,136 @@ def test_forget_leaves_neither_their_handle_nor_their_id_in_the_inbox_or_the_led
     left = {name: [who for who in (alice, did) if who.encode() in (home / name).read_bytes()]
             for name in ("inbox.sqlite", "ledger.sqlite")}
     assert left == {"inbox.sqlite": [], "ledger.sqlite": []}
+
+
+def _companion_user(home: Path, chat_id: int, handle: str) -> None:
+    from datetime import UTC, datetime
+
+    from tactful.core.companion.store import CompanionStore
+
+    store = CompanionStore(home, "friendbot")
+    try:
+        store.touch_user(chat_id, language_code="en", at=datetime(2026, 11, 1, tzinfo=UTC),
+                         tz_default="UTC", handle=handle)
+    finally:
+        store.close()
+
+
+def _companion_users(home: Path) -> list[int]:
+    from tactful.core.companion.store import CompanionStore
+
+    store = CompanionStore(home, "friendbot")
+    try:
+        return [user.chat_id for user in store.users()]
+    finally:
+        store.close()
+
+
+def test_forget_reaches_a_companion_store_through_the_service_its_plugin_registers(
+        cli, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Core imports no companion of any platform: the Telegram plugin's service offers its
+    chats, the application registers that store with memory's forget, and forget erases."""
+    assert cli("remember", "telegram", "chatty", "--kind", "dm", "--id", "700").code == 0
+    _companion_user(home, 700, "chatty")
+    _companion_user(home, 800, "someone_else")
+    done = cli("forget", "telegram", "chatty")
+    assert done.code == 0, done.err
+    assert "1 telegram companion chats deleted" in done.out
+    assert _companion_users(home) == [800]
+
+
+# ---- a realistic history: nothing of the person anywhere, in any file, after forget ------------
+
+GONE = "mallory_writes"
+OLD = "mallory_old"  # the same account before a rename: the same stable id
+GONE_ID = "9990001"
+GONE_NAME = "Mallory Quill"
+PHRASE = "purple marmalade theorem"  # what she wrote, quoted by others
+WORD = "qwzmarvelloquist"  # a word only she used
+
+
+def _log_event(handle: str, day: int, **more: object) -> dict[str, object]:
+    return {"time": f"2026-11-{day:02d}T10:00:00-05:00", "platform": "recorder",
+            "handle": handle, "id": None, "action": "reply", "text": f"reply {day} to {handle}",
+            "url": f"https://recorder.example/p/{day}", "in_reply_to": None, "thread": None,
+            "dry_run": False, **more}
+
+
+def _needles() -> list[bytes]:
+    found = [GONE, OLD, GONE_ID, GONE_NAME, GONE_NAME.lower(), PHRASE, WORD, "Mallory"]
+    return [n.encode() for n in found]
+
+
+def _left(home: Path) -> dict[str, list[str]]:
+    """Every file under the home (sqlite, WAL and journals included) holding a needle."""
+    hits: dict[str, list[str]] = {}
+    for path in home.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            lower = data.lower()
+            found = [n.decode() for n in _needles() if n in data or n.lower() in lower]
+            if found:
+                hits[str(path.relative_to(home))] = found
+    return hits
+
+
+def test_forget_leaves_no_byte_of_the_person_under_the_home_after_a_realistic_history(
+        cli, batch_config: Path, home: Path, tmp_path: Path) -> None:
+    cfg = ("--config", str(batch_config))
+    # Her account under its old handle, then renamed: two files, one id.
+    assert cli(*cfg, "remember", "recorder", OLD, "--kind", "reply", "--inbound", "--they",
+               f"my {PHRASE} holds, {WORD}", "--id", GONE_ID, "--display-name", GONE_NAME,
+               "--at", "2026-11-01T10:00:00-05:00").code == 0
+    assert cli(*cfg, "remember", "recorder", GONE, "--kind", "mention", "--inbound", "--they",
+               f"still on the {PHRASE}", "--id", GONE_ID, "--display-name", GONE_NAME,
+               "--open", "send her the marmalade paper").code == 0
+    assert cli(*cfg, "pin", "recorder", GONE, f"says {WORD} a lot", "--by", "them").code == 0
+    # Others who mention her, quote her, name her without an @.
+    assert cli(*cfg, "remember", "recorder", "bob", "--kind", "reply", "--inbound", "--they",
+               f"as @{GONE} put it, the {PHRASE} is wrong").code == 0
+    assert cli(*cfg, "remember", "recorder", "bob", "--kind", "reply", "--inbound", "--they",
+               "nice weather for a walk today").code == 0
+    assert cli(*cfg, "remember", "recorder", "carol", "--kind", "question", "--inbound",
+               "--they", f"have you met {GONE_NAME}?", "--me", "not yet",
+               "--topic", "meetups").code == 0
+    assert cli(*cfg, "pin", "recorder", "carol", f"works with {GONE}", "--by", "me").code == 0
+    assert cli(*cfg, "remember", "recorder", "dave", "--kind", "reply", "--inbound", "--they",
+               "the eval harness is great").code == 0
+    assert cli(*cfg, "journal", f"long talk with {GONE_NAME} about the {PHRASE}").code == 0
+    assert cli(*cfg, "journal", "shipped the eval harness").code == 0
+    # Inbox items: hers, and others that name her without an @, answered by the batch replier.
+    add_inbound("71", GONE, f"ping about the {PHRASE}", user_id=GONE_ID)
+    add_inbound("72", "bob", f"did {GONE} reply to you?", user_id="4242")
+    add_inbound("73", "dave", "what about latency?", user_id="4343")
+    assert cli(*cfg, "routine", "run", "reply").code == 0
+    # Old logs: her events under both handles and by id alone, one dated in the future.
+    events = [_log_event(OLD, 2, id=GONE_ID, they=f"{WORD} again"),
+              _log_event(GONE, 3, they=f"the {PHRASE}"),
+              _log_event("bob", 4, text=f"I agree with {GONE} here"),
+              _log_event("dave", 5)]
+    with (home / "engagement.jsonl").open("a") as f:
+        f.write("".join(json.dumps(e) + "\n" for e in events))
+    assert cli(*cfg, "sync-log").code == 0
+    old_log = tmp_path / "old-engagement.jsonl"
+    old_log.write_bytes((home / "engagement.jsonl").read_bytes() + "".join(
+        json.dumps(e) + "\n" for e in [
+            _log_event(GONE, 6, time="2099-01-01T10:00:00-05:00", they=f"the {PHRASE}"),
+            _log_event("mallory_new", 7, id=GONE_ID, they=WORD)]).encode())
+    assert _left(home), "the history must hold her before the forget"
+    dave_before = cli(*cfg, "card", "recorder", "dave", "--json").out
+
+    result = cli(*cfg, "forget", "recorder", GONE)
+    assert result.code == 0, result.err
+    assert _left(home) == {}
+    # An old log, with a future-dated event and her id under a new handle, brings nothing back.
+    assert cli(*cfg, "sync-log", "--log", str(old_log)).code == 0
+    assert cli(*cfg, "reindex").code == 0
+    assert _left(home) == {}
+    assert not (home / "people" / "recorder" / f"{GONE}.md").exists()
+    assert not (home / "people" / "recorder" / f"{OLD}.md").exists()
+    # The others keep their history: bob's unrelated entry, dave's card unchanged.
+    assert "nice weather" in (home / "people" / "recorder" / "bob.md").read_text()
+    assert len(json.loads(cli(*cfg, "card", "recorder", "bob", "--json").out)["recent"]) >= 2
+    assert cli(*cfg, "card", "recorder", "dave", "--json").out == dave_before
+    assert "shipped the eval harness" in "".join(
+        p.read_text() for p in (home / "journal").glob("*.md"))

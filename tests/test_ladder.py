@@ -106,3 +106,16 @@ def test_tone_uses_feature_words_and_never_quotes() -> None:
     vocabulary = {"asks questions", "playful", "warm", "technical", "critical", "brief",
                   "detailed", "replies back"}
     assert set(notes) <= vocabulary
+
+
+def test_tone_reads_nothing_from_redaction_markers() -> None:
+    person = Person(platform="x", handle="private")
+    for n in range(3):
+        recording.remember(person, kind="reply", direction="inbound",
+                           at=DAY1 + timedelta(hours=n),
+                           they="you can reach me on +44 20 7946 0958 or mail me at "
+                                "pat@example.com, my card is 4111 1111 1111 1111")
+    assert "[redacted:phone]" in (person.entries[0].they or "")
+    recording.refresh(person, MemorySettings(tz=TZ))
+    assert "playful" not in person.tone_notes
+    assert person.tone_notes == ""  # nothing of the markers reads as a feature

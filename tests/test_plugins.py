@@ -27,6 +27,24 @@ def test_every_hook_has_a_section_in_the_docs() -> None:
     assert manager_hooks == hooks
 
 
+def test_every_hook_hands_the_plugin_a_register_of_its_own_type_named_in_the_docs() -> None:
+    """One typed `register` per hook: the spec's annotation is the hook's own Protocol, which
+    has a call signature, and the hook's section in docs/hooks.md names it."""
+    import inspect
+
+    from tactful.core import hookspecs
+
+    docs = DOCS.read_text()
+    sections = dict(re.findall(r"^## (\w+)\n(.*?)(?=^## |\Z)", docs, re.MULTILINE | re.DOTALL))
+    assert set(hookspecs.REGISTER_TYPES) == set(plugins.hook_names())
+    for hook in hookspecs.HOOKS:
+        typed = hookspecs.REGISTER_TYPES[hook.__name__]
+        assert inspect.signature(hook).parameters["register"].annotation == typed.__name__
+        call = inspect.signature(typed.__call__).parameters
+        assert len(call) >= 3, f"{typed.__name__} declares no arguments of its own"
+        assert f"hookspecs.{typed.__name__}`" in sections[hook.__name__], hook.__name__
+
+
 @pytest.fixture
 def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fake installed distribution with two plugins, one of which cannot load."""

@@ -19,7 +19,9 @@ def frozen(monkeypatch: pytest.MonkeyPatch) -> None:
 def hits(cli, *argv: str) -> list[dict]:  # type: ignore[no-untyped-def, type-arg]
     result = cli("search", *argv, "--json")
     assert result.code == 0, result.err
-    return json.loads(result.out)  # type: ignore[no-any-return]
+    document = json.loads(result.out)
+    assert document["query"] == argv[0]
+    return document["results"]  # type: ignore[no-any-return]
 
 
 def test_recent_beats_old_at_equal_relevance(cli) -> None:  # type: ignore[no-untyped-def]

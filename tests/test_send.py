@@ -363,6 +363,9 @@ def test_replies_sent_with_again_each_count_toward_the_quota(cli, recorder, keyr
     (["send", "recorder", "--text", "hi", "--reply-to", "../../etc/passwd"],
      "is not a recorder post"),
     (["send", "recorder", "--text", "x" * 101], "101 characters; recorder allows 100"),
+    # Telegram counts UTF-16 code units: 2049 emoji are 4098 of them.
+    (["send", "telegram", "--to", "12345", "--text", "🙂" * 2049],
+     "4098 UTF-16 code units; telegram allows 4096"),
     (["send", "recorder", "--text", "   "], "--text is empty"),
     (["send", "recorder", "--text", "hi", "--to", "a/b"], "contains '/'"),
     (["send", "recorder", "--text", "hi", "--to", "me@example.com"], "e-mail"),

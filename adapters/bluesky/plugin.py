@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tactful.core.hookspecs import Register, hookimpl
+from tactful.core.hookspecs import RegisterAdapters, RegisterEmulators, RegisterPlatforms, hookimpl
 
 from .platform import PLATFORM
 
@@ -48,15 +48,15 @@ class Demo:
 
 
 @hookimpl
-def register_adapters(register: Register) -> None:
+def register_adapters(register: RegisterAdapters) -> None:
     register(PLATFORM.name, make_adapter)
 
 
 @hookimpl
-def register_platforms(register: Register) -> None:
+def register_platforms(register: RegisterPlatforms) -> None:
     register(PLATFORM.name, PLATFORM)
 
 
 @hookimpl
-def register_emulators(register: Register) -> None:
+def register_emulators(register: RegisterEmulators) -> None:
     register(PLATFORM.name, Demo)

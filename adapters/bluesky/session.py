@@ -60,7 +60,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TIMEOUT = 10.0  # seconds per request; `options: {timeout: N}` in AdapterSettings
 PAGE_SIZE = 100  # the most listNotifications returns at once
 MAX_PAGES = 10  # fetch_inbound reads at most this many pages, so it always ends
 INBOUND_REASONS = ("mention", "reply")
@@ -98,7 +97,7 @@ class BlueskySession:
     def connect(cls, adapter: BlueskyAdapter, app_password: str) -> BlueskySession:
         """Log in with one request (createSession); the profile lookup is skipped."""
         settings = adapter.settings
-        timeout = float(str(settings.options.get("timeout", DEFAULT_TIMEOUT)))
+        timeout = settings.number("timeout")
         # base_url None is bsky.social; the client appends /xrpc. A createSession answer with
         # a DID document moves the client to the account's own PDS.
         client = Client(base_url=settings.base_url, request=Request(timeout=timeout))

@@ -34,8 +34,9 @@ if TYPE_CHECKING:
     from tactful.core.send.adapter import Session
 
 PLATFORM = facts.NAME
-TEXT_LIMIT = facts.TEXT_LIMIT  # characters (code points) in one message
-DEFAULT_TIMEOUT = 10.0  # seconds per request; the real API answers in well under one
+TEXT_LIMIT = facts.TEXT_LIMIT  # in one message, counted as Telegram does (facts.TEXT_UNIT)
+TEXT_UNIT = facts.TEXT_UNIT
+text_length = facts.text_length
 
 # Inline bots whose usernames are shorter than Telegram's minimum and still become mentions.
 SHORT_MENTIONS = frozenset({"gif", "vid", "pic"})
@@ -190,19 +191,13 @@ def mentions(text: str) -> list[str]:
 
 # ---- the adapter --------------------------------------------------------------------------
 
-def _timeout(settings: AdapterSettings) -> float:
-    value = settings.options.get("timeout")
-    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 120:
-        return float(value)
-    return DEFAULT_TIMEOUT
-
-
 class TelegramAdapter:
     """Telegram through the Bot API (aiogram 3). One credential, the bot token, for both
     reading and posting: Telegram has no read-only token."""
 
     platform = PLATFORM
     text_limit = TEXT_LIMIT
+    text_unit = TEXT_UNIT
     read_fields: tuple[str, ...] = ("token",)
     post_fields: tuple[str, ...] = ()
     quotas: Mapping[str, int] = MappingProxyType({})  # Telegram answers 429 instead
@@ -214,7 +209,7 @@ class TelegramAdapter:
     def __init__(self, settings: AdapterSettings) -> None:
         self.settings = settings
         self.base_url = settings.base_url
-        self.timeout = _timeout(settings)
+        self.timeout = settings.number("timeout")
 
     def parse_post(self, raw: str) -> PostRef:
         return parse_post(raw)
@@ -223,7 +218,7 @@ class TelegramAdapter:
         return mentions(text)
 
     def text_length(self, text: str) -> int:
-        return len(text)
+        return text_length(text)
 
     def open(self, credentials: Mapping[str, str]) -> Session:
         token = credentials.get("token", "")

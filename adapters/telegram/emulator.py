@@ -380,7 +380,7 @@ class TelegramEmulator(Emulator):
         text = params.get("text")
         if not isinstance(text, str) or not text.strip():
             raise TelegramError(400, "Bad Request: message text is empty")
-        if len(text) > TEXT_LIMIT:
+        if _utf16(text) > TEXT_LIMIT:  # Telegram counts UTF-16 code units
             raise TelegramError(400, "Bad Request: message is too long")
         return self._post(chat, params, text=text, entities=self._entities(text, params))
 

@@ -9,19 +9,39 @@ must know of Telegram chats. This module imports nothing but memory's `Platform`
 
 from __future__ import annotations
 
-from tactful.core.memory.platforms import Platform
+from tactful.core.memory.platforms import Option, Platform
+
+# `platforms.<name>.timeout`: a hung platform must not hang a batch
+TIMEOUT = Option("timeout", 10.0, above=0, at_most=120, help="seconds per request")
 
 NAME = "telegram"
-TEXT_LIMIT = 4096  # the Bot API limits a message to 4096 characters (code points)
+# The Bot API limits a message to 4096 characters as Telegram counts them: UTF-16 code units,
+# so an emoji outside the Basic Multilingual Plane (🙂) counts two. Counting code points would
+# let long emoji text pass the gate and Telegram refuse it.
+TEXT_LIMIT = 4096
+TEXT_UNIT = "UTF-16 code units"
 
-PLATFORM = Platform(NAME, numeric_ids=True, modes=("persona", "companion"))
+
+def text_length(text: str) -> int:
+    """The length of a message as Telegram counts it (`TEXT_UNIT`)."""
+    return len(text.encode("utf-16-le")) // 2
+
+# `account` names the stored token (keyring user telegram/<account>/token): the bot's
+# username, written without the @ of a mention.
+PLATFORM = Platform(NAME, numeric_ids=True, modes=("persona", "companion"),
+                    options=(TIMEOUT,),
+                    account_pattern=r"[^@]\S*",
+                    account_hint="write the bot's username without the @, e.g. galatea_bot")
 
 
 class Chats:
     """Telegram chats, as the companion's gateway sees them (its `ChatPlatform`)."""
 
     name = NAME
-    max_length = TEXT_LIMIT
+    max_length = TEXT_LIMIT  # in TEXT_UNIT: measure with `length`
+
+    def length(self, text: str) -> int:
+        return text_length(text)
 
     def person_of(self, chat_id: int) -> int | None:
         """A private chat's id is its user's id (positive); groups, supergroups and channels

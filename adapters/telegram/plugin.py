@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tactful.core.hookspecs import Register, hookimpl
+from tactful.core.hookspecs import (
+    RegisterAdapters,
+    RegisterEmulators,
+    RegisterPlatforms,
+    RegisterServices,
+    hookimpl,
+)
 
 from .platform import CHATS, NAME, PLATFORM, Chats
 
@@ -70,21 +76,21 @@ class Demo:
 
 
 @hookimpl
-def register_adapters(register: Register) -> None:
+def register_adapters(register: RegisterAdapters) -> None:
     register(NAME, make_adapter)
 
 
 @hookimpl
-def register_platforms(register: Register) -> None:
+def register_platforms(register: RegisterPlatforms) -> None:
     register(NAME, PLATFORM)
 
 
 @hookimpl
-def register_services(register: Register) -> None:
+def register_services(register: RegisterServices) -> None:
     register("telegram-companion", Companion())
 
 
 @hookimpl
-def register_emulators(register: Register) -> None:
+def register_emulators(register: RegisterEmulators) -> None:
     register(NAME, Demo)
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from tactful.core.errors import BadInput, ConfigError, MissingCredential
+from tactful.core.errors import BadInput, MissingCredential
 from tactful.core.memory.handles import normalize_handle
 from tactful.core.send.adapter import AdapterSettings, PostRef
 
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 
 PLATFORM = "x"
 TEXT_LIMIT = 280
-DEFAULT_TIMEOUT = 10.0  # seconds per request; a hung platform must not hang a batch
 
 # ---- post references ------------------------------------------------------------------------
 
@@ -165,14 +164,6 @@ def text_length(text: str) -> int:
 
 # ---- the adapter ------------------------------------------------------------------------------
 
-def _timeout(settings: AdapterSettings) -> float:
-    value = settings.options.get("timeout", DEFAULT_TIMEOUT)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 120:
-        raise ConfigError(f"platforms.x.timeout: expected seconds between 0 and 120, "
-                          f"found {value!r}; remove it or give e.g. 10")
-    return float(value)
-
-
 class XAdapter:
     """X through tweepy's API v2 client: app bearer token to read, OAuth 1.0a user keys to post."""
 
@@ -209,7 +200,7 @@ class XAdapter:
         if missing:
             raise MissingCredential(f"x: no credential {missing[0]!r} was given; store it with: "
                                     f"tactful credentials set x {missing[0]}")
-        timeout = _timeout(self.settings)
+        timeout = self.settings.number("timeout")
         from tactful.adapters.x.session import XSession
 
         return XSession(credentials["bearer_token"], base_url=self.settings.base_url,

@@ -5,6 +5,9 @@ its handles are plain usernames. The entry of the static table
 
 from __future__ import annotations
 
-from tactful.core.memory.platforms import Platform
+from tactful.core.memory.platforms import Option, Platform
 
-PLATFORM = Platform("x")
+# `platforms.<name>.timeout`: a hung platform must not hang a batch
+TIMEOUT = Option("timeout", 10.0, above=0, at_most=120, help="seconds per request")
+
+PLATFORM = Platform("x", options=(TIMEOUT,))

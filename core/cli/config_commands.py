@@ -13,6 +13,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from tactful.core.cli.context import Context
+from tactful.core.cli.output import emit
 from tactful.core.config.values import Config
 from tactful.core.errors import ConfigError
 
@@ -22,15 +23,28 @@ if TYPE_CHECKING:
 
 def check(context: Context, args: argparse.Namespace) -> int:
     config = context.config
-    _references(config, context.plugins)
+    references(config, context.plugins)
+    if args.json:
+        emit({"ok": True, "source": str(config.source) if config.source else None,
+              "persona": config.persona.name, "timezone": config.persona.timezone,
+              "platforms": sorted(config.platforms), "responders": sorted(config.responders),
+              "routines": sorted(config.routines)})
+        return 0
     source = config.source or "built-in defaults (no config file found)"
     platforms = ", ".join(sorted(config.platforms)) or "none configured"
     print(f"config ok: {source} — persona {config.persona.name!r}, "
-          f"time zone {config.persona.timezone}, platforms: {platforms}")
+          f"time zone {config.persona.timezone}{_zone_note(config)}, platforms: {platforms}")
     return 0
 
 
-def _references(config: Config, plugins: Host) -> None:
+def _zone_note(config: Config) -> str:
+    """An omitted zone is UTC, never some place's: said, so the operator can choose."""
+    if "persona.timezone" in config.lines:
+        return ""
+    return " (persona.timezone not set: UTC; set it to the persona's zone, e.g. Europe/Amsterdam)"
+
+
+def references(config: Config, plugins: Host, *, warn: bool = True) -> None:
     """What the config names that no loaded plugin provides (plugins.disabled applied)."""
     from tactful.core.cli.sending import warn_plugins
     from tactful.core.memory import platforms
@@ -38,11 +52,11 @@ def _references(config: Config, plugins: Host) -> None:
     adapters = set(plugins.collect("register_adapters"))
     routine_kinds = set(plugins.collect("register_routines"))
     responder_kinds = set(plugins.collect("register_responders"))
-    warn_plugins(plugins)
-    where = f"{config.source}: " if config.source else ""
+    if warn:
+        warn_plugins(plugins)
 
     def problem(key: str, what: str) -> ConfigError:
-        return ConfigError(f"{where}{key}: {what}")
+        return ConfigError(f"{config.where(key)}: {what}")  # file:line: key: what
 
     for platform in sorted(config.platforms):
         if platform not in adapters:

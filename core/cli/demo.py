@@ -16,16 +16,16 @@ import contextlib
 import io
 import json
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
 from tactful.core.cli.context import Context
 from tactful.core.cli.demo_world import Emulated, ThrowawayKeyring, emulators, morning
+from tactful.core.cli.output import bold
 
 
 def _step(title: str) -> None:
-    print(f"\n\033[1m## {title}\033[0m" if sys.stdout.isatty() else f"\n## {title}")
+    print("\n" + bold(f"## {title}"))
 
 
 def _config(home: Path, started: dict[str, Emulated]) -> Path:

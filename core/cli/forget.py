@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from tactful.core.cli.context import Context
+from tactful.core.cli.output import plural
 from tactful.core.memory import forgetting
 from tactful.core.memory.handles import normalize_handle, normalize_platform
 
@@ -21,7 +22,7 @@ def forget(context: Context, args: argparse.Namespace) -> int:
     kept = "; kept a do-not-engage stub" if args.keep_dne else ""
     stores = "".join(f"{count} {what}, " for what, count in done.stores.items())
     print(f"forgot {platform}/@{handle}: file {'removed' if done.file else 'absent'}, "
-          f"{done.log_events} log events, {done.outbox_lines} outbox lines, {stores}"
-          f"{done.archive_lines} desk-archive lines, {len(done.links)} links from other "
-          f"accounts; tombstone written{kept}")
+          f"{plural(done.log_events, 'log event')}, {plural(done.outbox_lines, 'outbox line')}, "
+          f"{stores}{plural(done.archive_lines, 'desk-archive line')}, "
+          f"{plural(len(done.links), 'link')} from other accounts; tombstone written{kept}")
     return 0

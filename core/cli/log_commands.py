@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tactful.core.cli.args import when
 from tactful.core.cli.context import Context
+from tactful.core.cli.output import plural
 from tactful.core.cli.progress import on_terminal
 from tactful.core.errors import BadInput
 from tactful.core.memory import journal as journals
@@ -49,13 +50,14 @@ def journal(context: Context, args: argparse.Namespace) -> int:
 def _summary(report: synclog.Report) -> str:
     people, posts = report.people, report.journal
     read = "new since the last sync" if report.resumed else "from the top"
-    return (f"sync-log: {report.events} events read ({read}) — "
+    return (f"sync-log: {plural(report.events, 'event')} read ({read}) — "
             f"entries: {people.added} added, {people.merged} merged, "
             f"{people.present} already present; "
             f"journal posts: {posts.added} added, {posts.merged} merged, "
             f"{posts.present} already present; "
-            f"skipped: {len(report.bad)} bad lines, {report.forgotten} forgotten, "
-            f"{report.dry_runs} dry runs; {report.people_written} person files written")
+            f"skipped: {plural(len(report.bad), 'bad line')}, {report.forgotten} forgotten, "
+            f"{plural(report.dry_runs, 'dry run')}; "
+            f"{plural(report.people_written, 'person file')} written")
 
 
 def sync_log(context: Context, args: argparse.Namespace) -> int:

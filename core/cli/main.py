@@ -32,6 +32,30 @@ class _Parser(argparse.ArgumentParser):
         prefix = f"{where}: " if where else ""
         raise BadInput(f"{prefix}{message} (see `{self.prog} --help`)")
 
+    def unknown(self, extras: Sequence[str]) -> NoReturn:
+        """Words this command does not take: an option is named, with the closest one it has;
+        anything else is never echoed (an unquoted --they leaves someone's words here)."""
+        import difflib
+        import re
+
+        shaped = re.compile(r"--[A-Za-z][\w-]{0,40}(=.*)?|-[A-Za-z]")
+        option = next((a for a in extras if shaped.fullmatch(a)), None)
+        if option is None:
+            self.error("unrecognized arguments")
+        name = option.split("=", 1)[0]
+        known = [o for o in self._option_string_actions if o.startswith("--")]
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        guess = f" (did you mean {close[0]}?)" if close else ""
+        self.error(f"unknown option {name}{guess}")
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        if _PLATFORMS in text:
+            from tactful.core.memory import platforms
+
+            text = text.replace(_PLATFORMS, ", ".join(platforms.names()) or "none installed")
+        return text
+
 
 class _Version(argparse.Action):
     """`tactful --version`: the installed distribution's version, looked up only when asked
@@ -70,112 +94,141 @@ def _globals() -> _Parser:
     return common
 
 
+_PLATFORMS = "\x00platforms\x00"  # replaced by the installed platforms when help is shown
+
+
+def _platform(sub: argparse.ArgumentParser, *, memory: bool = True) -> None:
+    also = " (or a memory-only name such as email)" if memory else ""
+    sub.add_argument("platform", metavar="PLATFORM", help=f"one of: {_PLATFORMS}{also}")
+
+
+def _person(sub: argparse.ArgumentParser) -> None:
+    _platform(sub)
+    sub.add_argument("handle", metavar="HANDLE", help="their handle, with or without the @")
+
+
+def _json(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--json", action="store_true",
+                     help="print one JSON object instead (times in ISO 8601; docs/cli.md)")
+
+
 def build_parser() -> _Parser:
     common = _globals()
     parser = _Parser(prog="tactful", parents=[common],
-                     description="Memory and manners for a persona on social platforms.")
+                     description="Memory and manners for a persona on social platforms.",
+                     epilog="`tactful COMMAND --help` shows a command's options; docs/cli.md "
+                     "the conventions (exit codes, --json).")
     parser.add_argument("--version", action=_Version, help="print tactful's version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND",
-                                     parser_class=_Parser)
+                                     parser_class=_Parser, help="what to do")
     commands.required = True
-    parser.set_defaults(plugin_run=None)
+    parser.set_defaults(plugin_run=None, parser=parser)
     parser.commands, parser.common = commands, common
 
     def command(name: str, target: str, help_text: str) -> argparse.ArgumentParser:
         sub: argparse.ArgumentParser = commands.add_parser(
             name, parents=[common], help=help_text, description=help_text)
-        sub.set_defaults(target=target)
+        sub.set_defaults(target=target, parser=sub)
+        return sub
+
+    def actions_of(sub: argparse.ArgumentParser) -> Any:
+        actions = sub.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser,
+                                     help="what to do")
+        actions.required = True
+        return actions
+
+    def action(actions: Any, name: str, target: str, help_text: str) -> argparse.ArgumentParser:
+        sub: argparse.ArgumentParser = actions.add_parser(
+            name, parents=[common], help=help_text, description=help_text)
+        sub.set_defaults(target=target, parser=sub)
         return sub
 
     reading, writing = "tactful.core.cli.reading", "tactful.core.cli.writing"
     sub = command("check", f"{reading}:check",
                   "may these accounts be touched? exit 3 do-not-engage, 4 memory unavailable")
-    sub.add_argument("platform")
-    sub.add_argument("handles", nargs="+", metavar="HANDLE")
+    _platform(sub)
+    sub.add_argument("handles", nargs="+", metavar="HANDLE", help="one or more handles")
     sub.add_argument("--id", help="the account's stable platform id (one handle only)")
+    _json(sub)
 
     sub = command("card", f"{reading}:card", "the card to read before replying to someone")
-    sub.add_argument("platform")
-    sub.add_argument("handle")
+    _person(sub)
     sub.add_argument("--id", help="the account's stable platform id, if known")
-    sub.add_argument("--json", action="store_true", help="one JSON object")
+    _json(sub)
 
     sub = command("remember", f"{writing}:remember", "record one interaction")
-    sub.add_argument("platform")
-    sub.add_argument("handle")
+    _person(sub)
     sub.add_argument("--kind", required=True, metavar="K",
                      help="reply, mention, quote, question, follow, like, dm, post or collab")
     direction = sub.add_mutually_exclusive_group()
-    direction.add_argument("--inbound", dest="direction", action="store_const", const="inbound")
-    direction.add_argument("--outbound", dest="direction", action="store_const", const="outbound")
+    direction.add_argument("--inbound", dest="direction", action="store_const", const="inbound",
+                           help="they wrote to me (the default for most kinds)")
+    direction.add_argument("--outbound", dest="direction", action="store_const",
+                           const="outbound", help="I wrote to them")
     sub.add_argument("--they", metavar="T", help="a paraphrase of their side (≤ 300 characters)")
     sub.add_argument("--me", metavar="T", help="what I said")
-    sub.add_argument("--link", metavar="URL")
-    sub.add_argument("--topic", metavar="T", action="append", default=[])
+    sub.add_argument("--link", metavar="URL", help="the post's public address")
+    sub.add_argument("--topic", metavar="T", action="append", default=[],
+                     help="a topic of the exchange (repeatable)")
     sub.add_argument("--open", metavar="T", action="append", default=[],
                      help="something left open (repeatable)")
-    sub.add_argument("--thread", metavar="ID")
+    sub.add_argument("--thread", metavar="ID", help="the thread it belongs to")
     sub.add_argument("--at", metavar="ISO", help="when (default: now)")
-    sub.add_argument("--display-name", metavar="N")
+    sub.add_argument("--display-name", metavar="N", help="the name they show")
     sub.add_argument("--id", metavar="ID", help="their stable platform id")
 
     sub = command("pin", f"{writing}:pin", "pin something they or I said")
-    sub.add_argument("platform")
-    sub.add_argument("handle")
-    sub.add_argument("text")
-    sub.add_argument("--by", required=True, choices=("them", "me"))
+    _person(sub)
+    sub.add_argument("text", help="what to pin")
+    sub.add_argument("--by", required=True, choices=("them", "me"), help="who said it")
 
     sub = command("unpin", f"{writing}:unpin", "remove pin N")
-    sub.add_argument("platform")
-    sub.add_argument("handle")
-    sub.add_argument("number", type=int, metavar="N")
+    _person(sub)
+    sub.add_argument("number", type=int, metavar="N", help="the pin's number on the card")
 
     sub = command("resolve", f"{writing}:resolve", "mark open thread N resolved (never erased)")
-    sub.add_argument("platform")
-    sub.add_argument("handle")
-    sub.add_argument("number", type=int, metavar="N")
+    _person(sub)
+    sub.add_argument("number", type=int, metavar="N", help="the open thread's number on the card")
 
     sub = command("flag", f"{writing}:flag", "add a flag to a person")
-    sub.add_argument("platform")
-    sub.add_argument("handle")
-    sub.add_argument("name")
-    sub.add_argument("--reason", metavar="T")
+    _person(sub)
+    sub.add_argument("name", help="the flag, a lower-case word such as spam-signals")
+    sub.add_argument("--reason", metavar="T", help="why, for the card")
 
     sub = command("unflag", f"{writing}:unflag", "remove a flag")
-    sub.add_argument("platform")
-    sub.add_argument("handle")
-    sub.add_argument("name")
+    _person(sub)
+    sub.add_argument("name", help="the flag to remove")
 
     sub = command("dne", f"{writing}:dne", "turn do-not-engage on or off")
-    sub.add_argument("platform")
-    sub.add_argument("handle")
-    sub.add_argument("state", choices=("on", "off"))
-    sub.add_argument("--reason", metavar="T")
+    _person(sub)
+    sub.add_argument("state", choices=("on", "off"), help="on or off")
+    sub.add_argument("--reason", metavar="T", help="why, for the card")
 
     sub = command("set", f"{writing}:set_", "set fixed facts: kind, collaborator, name, id")
-    sub.add_argument("platform")
-    sub.add_argument("handle")
-    sub.add_argument("--kind", choices=("person", "owner", "bot", "brand"))
+    _person(sub)
+    sub.add_argument("--kind", choices=("person", "owner", "bot", "brand"),
+                     help="what the account is")
     collab = sub.add_mutually_exclusive_group()
-    collab.add_argument("--collaborator", dest="collaborator", action="store_const", const=True)
+    collab.add_argument("--collaborator", dest="collaborator", action="store_const", const=True,
+                        help="mark them a collaborator")
     collab.add_argument("--no-collaborator", dest="collaborator", action="store_const",
-                        const=False)
-    sub.add_argument("--display-name", metavar="N")
-    sub.add_argument("--id", metavar="ID")
+                        const=False, help="no longer a collaborator")
+    sub.add_argument("--display-name", metavar="N", help="the name they show")
+    sub.add_argument("--id", metavar="ID", help="their stable platform id")
 
     sub = command("link", f"{writing}:link", "link two accounts as one person, with public proof")
-    sub.add_argument("first", metavar="PLATFORM:HANDLE")
-    sub.add_argument("second", metavar="PLATFORM:HANDLE")
-    sub.add_argument("--proof", required=True, metavar="URL")
+    sub.add_argument("first", metavar="PLATFORM:HANDLE", help=f"one account ({_PLATFORMS})")
+    sub.add_argument("second", metavar="PLATFORM:HANDLE", help="the other account")
+    sub.add_argument("--proof", required=True, metavar="URL",
+                     help="a public page that shows both accounts are one person")
 
     sub = command("export", f"{reading}:export", "print everything held about one person")
-    sub.add_argument("platform")
-    sub.add_argument("handle")
+    _person(sub)
 
     logs = "tactful.core.cli.log_commands"
     sub = command("journal", f"{logs}:journal", "add a dated note or post of mine to the journal")
-    sub.add_argument("text")
-    sub.add_argument("--link", metavar="URL")
+    sub.add_argument("text", help="the note, or what I posted")
+    sub.add_argument("--link", metavar="URL", help="the post's public address")
     sub.add_argument("--at", metavar="ISO", help="when (default: now)")
 
     sub = command("sync-log", f"{logs}:sync_log",
@@ -184,25 +237,25 @@ def build_parser() -> _Parser:
 
     search = "tactful.core.cli.search_commands"
     sub = command("search", f"{search}:search", "full-text search over memory")
-    sub.add_argument("query")
-    sub.add_argument("--platform")
-    sub.add_argument("--limit", type=int, default=10)
-    sub.add_argument("--json", action="store_true")
+    sub.add_argument("query", help="words to find (all of them first, then any)")
+    sub.add_argument("--platform", help=f"only this platform: {_PLATFORMS}")
+    sub.add_argument("--limit", type=int, default=10, help="at most this many results (1-1000)")
+    _json(sub)
     command("reindex", f"{search}:reindex", "rebuild the search index from the files")
-    command("hot", f"{search}:hot", "regenerate the desk (hot.md) and print it")
+    _json(command("hot", f"{search}:hot", "regenerate the desk (hot.md) and print it"))
 
     sub = command("forget", "tactful.core.cli.forget:forget",
                   "erase everything held about a person, and keep them forgotten")
-    sub.add_argument("platform")
-    sub.add_argument("handle")
+    _person(sub)
     sub.add_argument("--keep-dne", action="store_true",
                      help="keep a minimal file that says do_not_engage and nothing else")
 
     sub = command("send", "tactful.core.cli.sending:send",
                   "post through the guarded pipeline: exit 3 do-not-engage, 4 memory "
                   "unavailable, 5 refused (already replied, bot thread, quota)")
-    sub.add_argument("platform")
-    sub.add_argument("--text", required=True, help="the exact text to post")
+    _platform(sub, memory=False)
+    sub.add_argument("--text", required=True,
+                     help="the exact text to post; - reads it from standard input")
     sub.add_argument("--to", metavar="HANDLE",
                      help="the account addressed (a chat, on a chat platform)")
     sub.add_argument("--reply-to", metavar="POST", help="the post replied to: its URL or id")
@@ -217,27 +270,35 @@ def build_parser() -> _Parser:
                        "guard and write the outbox; never reads a posting key, never posts")
     sub.add_argument("--again", action="store_true",
                      help="send even though the ledger has this send pending or sent")
+    _json(sub)
 
-    sub = command("credentials", "", "store or check credentials in the keyring")
-    actions = sub.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
-    actions.required = True
-    for action, help_text in (("set", "store one field, read from a prompt or stdin"),
-                              ("check", "say which fields are stored, never their values")):
-        creds = actions.add_parser(action, parents=[common], help=help_text,
-                                   description=help_text)
-        creds.set_defaults(target=f"tactful.core.cli.credentials:{action.replace('set', 'set_')}")
-        creds.add_argument("platform")
-        creds.add_argument("field", nargs="?")
-        creds.add_argument("--account", help="the account name (default: platforms.P.account)")
+    creds_module = "tactful.core.cli.credentials"
+    actions = actions_of(command("credentials", "", "store, check, list or delete credentials "
+                                 "in the keyring (never their values on screen)"))
+    for name, function, help_text in (
+            ("set", "set_", "store one field, read from a prompt or stdin"),
+            ("check", "check", "say which fields are stored, never their values; with no "
+             "platform, every configured platform and responder"),
+            ("list", "list_", "the fields stored per platform and responder, never values"),
+            ("delete", "delete", "remove one stored field")):
+        creds = action(actions, name, f"{creds_module}:{function}", help_text)
+        optional = name in ("check", "list")
+        creds.add_argument("platform", metavar="PLATFORM", nargs="?" if optional else None,
+                           help=f"one of: {_PLATFORMS}, or responder (an openai responder's key)"
+                           + ("; none: every configured one" if optional else ""))
+        if name != "list":
+            creds.add_argument("field", metavar="FIELD", nargs="?" if name != "delete" else None,
+                               help="the credential field (the adapter's docs name them)")
+        creds.add_argument("--account", help="the account name (default: platforms.P.account; "
+                           "for a responder, its name)")
+        if optional:
+            _json(creds)
 
-    sub = command("routine", "", "list the routines, or run one now")
-    actions = sub.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
-    actions.required = True
-    listing = actions.add_parser("list", parents=[common], help="every routine and its schedule")
-    listing.set_defaults(target="tactful.core.cli.routines:list_")
-    once = actions.add_parser("run", parents=[common], help="run one routine now")
-    once.set_defaults(target="tactful.core.cli.routines:run_now")
-    once.add_argument("name")
+    routines = "tactful.core.cli.routines"
+    actions = actions_of(command("routine", "", "list the routines, or run one now"))
+    _json(action(actions, "list", f"{routines}:list_", "every routine and its schedule"))
+    once = action(actions, "run", f"{routines}:run_now", "run one routine now")
+    once.add_argument("name", help="the routine's name under routines in the config")
     looks = once.add_mutually_exclusive_group()
     looks.add_argument("--dry-run", action="store_true",
                        help="send nothing: replies go to the outbox; no credential is read")
@@ -247,33 +308,41 @@ def build_parser() -> _Parser:
     once.add_argument("--only", action="append", metavar="HANDLE",
                       help="answer only this account (repeat for more): a batch named by hand, "
                       "so a do-not-engage account here stops it with exit 3 before any key")
+    _json(once)
     command("run", "tactful.core.cli.run:run",
             "run every routine on its schedule, and what plugins add to the run (a "
             "platform's companion, in companion mode), until SIGTERM or Ctrl-C")
 
-    sub = command("companion", "", "the companion on a chat platform, for its operator")
-    actions = sub.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
-    actions.required = True
-    stats = actions.add_parser("stats", parents=[common],
-                               help="counts, health and neutral summaries; never chat text")
-    stats.set_defaults(target="tactful.core.cli.companion:stats")
+    actions = actions_of(command("companion", "",
+                                 "the companion on a chat platform, for its operator"))
+    stats = action(actions, "stats", "tactful.core.cli.companion:stats",
+                   "counts, health and neutral summaries; never chat text")
     stats.add_argument("--summaries", type=int, default=10, metavar="N",
                        help="how many of the latest neutral summaries to show")
 
-    sub = command("config", "", "check the configuration file")
-    actions = sub.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
-    actions.required = True
-    check_config = actions.add_parser("check", parents=[common],
-                                      help="load the config and report errors with file and line")
-    check_config.set_defaults(target="tactful.core.cli.config_commands:check")
+    actions = actions_of(command("config", "", "check the configuration file"))
+    _json(action(actions, "check", "tactful.core.cli.config_commands:check",
+                 "load the config and report errors with file and line"))
+
+    sub = command("doctor", "tactful.core.cli.doctor:doctor",
+                  "check the config, the plugins, the memory home and the credentials; "
+                  "with --reach, that each configured base_url answers")
+    sub.add_argument("--reach", action="store_true",
+                     help="also make one request to each configured base_url")
+    _json(sub)
+
+    sub = command("init", "tactful.core.cli.init_command:init",
+                  "write a commented starter config (never over an existing file)")
+    sub.add_argument("path", nargs="?", default="tactful.yaml", metavar="FILE",
+                     help="where to write it (default: ./tactful.yaml)")
 
     sub = command("plugins", "tactful.core.cli.plugins_command:plugins",
                   "the plugins tactful found: where each comes from, whether it loaded, and "
                   "what it registers (exit 4 when one failed to load)")
-    sub.add_argument("--json", action="store_true", help="one JSON object")
+    _json(sub)
 
     sub = command("demo", "tactful.core.cli.demo:run",
-                  "the whole loop on four local emulators, in a throwaway home: no "
+                  "the whole loop on every platform's local emulator, in a throwaway home: no "
                   "credentials, nothing leaves 127.0.0.1")
     sub.add_argument("--keep", action="store_true", help="keep the throwaway home and say where")
     return parser
@@ -326,7 +395,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         named = _named_command(args_list)
         if named is not None and named not in parser.commands.choices:
             _add_plugin_commands(parser, args_list)
-        args = parser.parse_args(args_list)
+        args, extras = parser.parse_known_args(args_list)
+        if extras:
+            getattr(args, "parser", parser).unknown(extras)
         if args.plugin_run is not None:
             handler: Handler = args.plugin_run
         else:

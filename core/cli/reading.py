@@ -9,10 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import tzinfo
 from pathlib import Path
+from typing import Any
 
 from tactful.core.cli.args import target
 from tactful.core.cli.context import Context
+from tactful.core.cli.output import emit, iso, plural
 from tactful.core.errors import BadInput, MemoryUnavailable
 from tactful.core.memory import check as checks
 from tactful.core.memory.atomic import open_regular, read_regular
@@ -27,9 +30,25 @@ def check(context: Context, args: argparse.Namespace) -> int:
         raise BadInput("--id names one account; give exactly one HANDLE with it")
     context.home.require_people()
     verdicts = [checks.check(context.people, platform, h, person_id) for h in handles]
-    for verdict in verdicts:
-        print(verdict.line())
+    if args.json:
+        tz = context.settings.tz
+        emit({"results": [_verdict(v, tz) for v in verdicts],
+              "exit_code": checks.overall_exit(verdicts)})
+    else:
+        for verdict in verdicts:
+            print(verdict.line())
     return checks.overall_exit(verdicts)
+
+
+def _verdict(verdict: checks.Verdict, tz: tzinfo) -> dict[str, Any]:
+    person = verdict.person
+    return {"platform": verdict.platform, "handle": verdict.handle, "status": verdict.status,
+            "do_not_engage": verdict.status == checks.DNE, "why": verdict.why or None,
+            "known": person is not None,
+            "relationship": person.relationship if person is not None else None,
+            "kind": person.kind if person is not None else None,
+            "last_seen": iso(person.last_seen, tz) if person is not None else None,
+            "exit_code": verdict.exit_code}
 
 
 def card(context: Context, args: argparse.Namespace) -> int:
@@ -63,7 +82,7 @@ def export(context: Context, args: argparse.Namespace) -> int:
         text = _read_person_file(path)
         print(f"## {path}")
         sys.stdout.write(text)
-    print(f"## {context.home.engagement_log} ({len(events)} events)")
+    print(f"## {context.home.engagement_log} ({plural(len(events), 'event')})")
     for event in events:
         print(json.dumps(event, ensure_ascii=False))
     return 0

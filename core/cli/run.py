@@ -21,6 +21,7 @@ import argparse
 import select
 import signal
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -28,7 +29,7 @@ from types import FrameType
 
 from tactful.core.app import App, Service
 from tactful.core.cli.sending import defaults_notice, warn_plugins
-from tactful.core.errors import BadInput
+from tactful.core.errors import BadInput, MissingCredential, TactfulError
 from tactful.core.plugins import Host
 from tactful.core.schedule import routine as routines
 from tactful.core.schedule.events import EventLog
@@ -43,7 +44,9 @@ def run(context: App, args: argparse.Namespace) -> int:
     defaults_notice(context)
     log = EventLog(clock=context.now)
     services = context.services()
-    jobs = scheduled_jobs(context, plugins, log, required=not services)
+    missing = _Missing(log)
+    jobs = scheduled_jobs(context, plugins, log, required=not services, told=missing)
+    _start_up_warnings(context, plugins, missing, [job.name for job in jobs])
     # Made here, in one thread: a cached property computed by two routine threads at once
     # could be computed twice.
     _ = context.settings, context.home, context.people
@@ -82,7 +85,7 @@ def _service_thread(name: str, service: Service, app: App, log: EventLog,
 
 
 def scheduled_jobs(context: App, plugins: Host, log: EventLog, *,
-                   required: bool = True) -> list[Job]:
+                   required: bool = True, told: _Missing | None = None) -> list[Job]:
     """A job per enabled routine with a schedule; refuses a kind no plugin installs."""
     config = context.config
     chosen = {name: settings for name, settings in routines.configured(config).items()
@@ -101,16 +104,84 @@ def scheduled_jobs(context: App, plugins: Host, log: EventLog, *,
                 else "; install the plugin that provides it or set enabled: false")
         raise BadInput(f"{where}{which}: no such routine kind is installed (installed: "
                        f"{', '.join(sorted(installed)) or 'none'}){hint}")
+    told = told or _Missing(log)
     return [_job(name, settings.schedule or "", settings.timezone or config.persona.timezone,
-                 context, plugins, log) for name, settings in chosen.items()]
+                 context, plugins, log, told) for name, settings in chosen.items()]
+
+
+_FIX = "store it with: "  # how a MissingCredential message gives its fix (core/send/credentials.py)
+
+
+class _Missing:
+    """Credentials a routine lacks: each said once (the field and the command that stores
+    it), at start-up when it can be seen then, else at the first fire that meets it."""
+
+    def __init__(self, log: EventLog) -> None:
+        self.log = log
+        self._told: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()  # routines fire in threads of their own
+
+    def say(self, routine: str, message: str) -> None:
+        with self._lock:
+            if (routine, message) in self._told:
+                return
+            self._told.add((routine, message))
+        fix = message.rpartition(_FIX)[2]
+        print(f"tactful: routine {routine} cannot run: {message}", file=sys.stderr, flush=True)
+        self.log.emit("routine.needs_credential", routine=routine, fix=fix[:120])
 
 
 def _job(name: str, schedule: str, zone: str, context: App, plugins: Host,
-         log: EventLog) -> Job:
+         log: EventLog, missing: _Missing) -> Job:
     def run_routine(stop: threading.Event) -> routines.Result:
-        return routines.run_one(name, context, plugins, dry_run=False, log=log, stop=stop)
+        try:
+            result = routines.run_one(name, context, plugins, dry_run=False, log=log, stop=stop)
+        except MissingCredential as exc:
+            # Said once; each later fire only counts as exit 2 until the credential is
+            # stored (the keyring is read again at every fire: no restart needed).
+            missing.say(name, str(exc))
+            return routines.Result("waiting for a credential (said at its first sight)",
+                                   exit_code=exc.exit_code)
+        if result.exit_code == 2 and _FIX in result.summary:
+            missing.say(name, result.summary)  # a batch that met it while sending
+        return result
 
     return Job(name=name, schedule=schedule, zone=zone, run=run_routine)
+
+
+def _start_up_warnings(context: App, plugins: Host, missing: _Missing,
+                       names: list[str]) -> None:
+    """What would go wrong later, said once before anything runs: a routine's platform
+    without its credentials, and a companion that would answer real people with the
+    template responder's canned lines (docs/scheduling.md)."""
+    from tactful.core.send import credentials
+    from tactful.core.send.adapters import adapter_for, settings_for
+
+    config = context.config
+    for name in names:
+        settings = config.routines.get(name)
+        if settings is None or settings.platform is None or settings.dry_run:
+            continue
+        platform = settings.platform.strip().lower()
+        try:
+            adapter = adapter_for(platform, config, plugins)
+            account = settings_for(platform, config).account
+            fields = (*adapter.read_fields,
+                      *(() if config.platform(platform).dry_run else adapter.post_fields))
+            credentials.read(platform, account, fields)
+        except MissingCredential as exc:
+            missing.say(name, str(exc))
+        except TactfulError:
+            continue  # the routine's own run reports it, with its exit code
+    responder = config.companion.responder
+    chosen = config.responders.get(responder) if responder else None
+    canned = responder in (None, "template") or (chosen is not None and chosen.kind == "template")
+    for platform, section in sorted(config.platforms.items()):
+        if section.mode == "companion" and canned:
+            print(f"tactful: warning: {platform} runs in companion mode with the template "
+                  "responder: real people get canned lines; set companion.responder to a "
+                  "configured model responder (docs/companion.md)", file=sys.stderr)
+            missing.log.emit("companion.template_responder", platform=platform)
 
 
 class _Signals:

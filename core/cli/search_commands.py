@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from tactful.core.cli.context import Context
+from tactful.core.cli.output import emit, iso, plural
 from tactful.core.cli.progress import on_terminal
 from tactful.core.errors import BadInput
 from tactful.core.memory import desk, identity, index
@@ -23,7 +24,8 @@ def _warn_skipped(skipped: list[str]) -> None:
     for problem in skipped[:10]:
         print(f"tactful: warning: not indexed: {problem}", file=sys.stderr)
     if len(skipped) > 10:
-        print(f"tactful: warning: {len(skipped) - 10} more files not indexed", file=sys.stderr)
+        print(f"tactful: warning: {plural(len(skipped) - 10, 'more file', 'more files')} "
+              "not indexed", file=sys.stderr)
 
 
 def search(context: Context, args: argparse.Namespace) -> int:
@@ -44,7 +46,8 @@ def search(context: Context, args: argparse.Namespace) -> int:
         db.close()
     tz = context.settings.tz
     if args.json:
-        print(json.dumps([h.as_dict() for h in hits], ensure_ascii=False, indent=2))
+        emit({"query": args.query, "results": [
+            {**hit.as_dict(), "at": iso(hit.at, tz)} for hit in hits]})
         return 0
     if not hits:
         print("no match (memory is data, not instructions)")
@@ -73,14 +76,40 @@ def reindex(context: Context, args: argparse.Namespace) -> int:
         raise unwritable(where, exc) from exc
     _warn_skipped(skipped)
     print(f"reindexed {context.home.root / index.FILE}"
-          + (f"; {len(skipped)} files skipped" if skipped else ""))
+          + (f"; {plural(len(skipped), 'file')} skipped" if skipped else ""))
     return 0
 
 
 def hot(context: Context, args: argparse.Namespace) -> int:
     context.home.require_readable()
     skipped: list[str] = []
-    path = desk.regenerate(context.home, context.settings, context.now(), warn=skipped.append)
+    now = context.now()
+    path = desk.regenerate(context.home, context.settings, now, warn=skipped.append)
     _warn_skipped(skipped)
-    sys.stdout.write(read_regular(path).decode("utf-8"))
+    text = read_regular(path).decode("utf-8")
+    if args.json:
+        emit({"generated_at": iso(now, context.settings.tz), "path": str(path),
+              **_desk_sections(text), "skipped": len(skipped)})
+    else:
+        sys.stdout.write(text)
     return 0
+
+
+def _desk_sections(text: str) -> dict[str, Any]:
+    """The desk as written, by section: the operator's own files (rules, plan) as their text,
+    the sections memory fills as their lines (the same words the desk shows)."""
+    found: dict[str, Any] = {}
+    title = ""
+    lines: list[str] = []
+    for line in [*text.split("\n"), "## "]:
+        if line.startswith("## "):
+            if title:
+                key = title.lower().replace("'", "").replace("-", "_").replace(" ", "_")
+                if key in ("standing_rules", "todays_plan"):
+                    found[key] = "\n".join(lines).strip()
+                else:
+                    found[key] = [x[2:] for x in lines if x.startswith("- ")]
+            title, lines = line[3:], []
+        elif title:
+            lines.append(line)
+    return found

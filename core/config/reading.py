@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from .schema import PLATFORMS, read_config
-from .values import Config
+from .values import RESPONDER_KINDS, Config
 from .yamlpos import ListAt, Located, MapAt, Problem, is_null, line_of_offset, parse
 
 MAX_BYTES = 1 << 20  # a config is a few kilobytes; anything near this is the wrong file
@@ -26,6 +26,7 @@ def read_file(path: Path, shown: str, missing_hint: str) -> Config:
             return Config(source=path)
         _refuse_secrets(tree, "")
         config = read_config(tree, path.parent)
+        _check_responder_kinds(config)
     except Problem as problem:
         raise ConfigError(_format(shown, problem)) from None
     return replace(config, source=path)
@@ -69,6 +70,34 @@ def _decode(data: bytes, shown: str) -> str:
         raise _fail(
             f"{shown}:{line}: expected UTF-8 text, found {found}; save the file as UTF-8"
         ) from None
+
+
+# ---- against the plugins ---------------------------------------------------------------------
+
+def _check_responder_kinds(config: Config) -> None:
+    """A responder kind a plugin registers (`register_responders`) is as good as a built-in
+    one. The plugins are asked only when the file names a kind that is not built in, so a
+    config of built-in kinds is read without loading them (`tactful check` stays fast); they
+    are loaded as the application loads them, without those `plugins.disabled` names."""
+    unknown = {name: r.kind for name, r in config.responders.items()
+               if r.kind not in RESPONDER_KINDS}
+    if not unknown:
+        return
+    from tactful.core.plugins import host  # only for a kind that is not built in
+
+    found = host()
+    found.disable(config.plugins.disabled)
+    kinds = sorted({*RESPONDER_KINDS, *found.collect("register_responders")})
+    for name, kind in sorted(unknown.items()):
+        if kind in kinds:
+            continue
+        from .schema import did_you_mean
+
+        key = f"responders.{name}.kind"
+        hint = did_you_mean(kind, kinds) or "install the plugin that registers it"
+        raise Problem(config.lines.get(key), key,
+                      f"expected a responder kind installed (one of: {', '.join(kinds)}), "
+                      f"found {kind[:40]!r}", hint)
 
 
 # ---- secrets -----------------------------------------------------------------------------------

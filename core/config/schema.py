@@ -82,6 +82,9 @@ class Context:
 
     folder: Path  # relative paths in the file start here: the file's own folder
     root: Section[Any]  # to point a misplaced key at the section it belongs to
+    # key path -> line of every key read, so that a check made later (against the plugins)
+    # can still name the line: `Config.where`
+    lines: dict[str, int] = field(default_factory=dict)
 
 
 def _wrong(node: Located, path: str, expected: str, hint: str | None = None) -> Problem:
@@ -175,6 +178,34 @@ class Integer(Kind):
 
 
 @dataclass(eq=False, repr=False)
+class Number(Kind):
+    """A number (an integer too, never a boolean), more than `above` and at most `at_most`."""
+
+    above: float | None = None
+    at_most: float | None = None
+    meaning: str = ""  # what it counts, e.g. "seconds per request"
+
+    def expects(self) -> str:
+        bounds = [f"more than {self.above:g}" if self.above is not None else "",
+                  f"at most {self.at_most:g}" if self.at_most is not None else ""]
+        said = " and ".join(b for b in bounds if b)
+        what = f" ({self.meaning})" if self.meaning else ""
+        return f"a number{what}" + (f" {said}" if said else "")
+
+    def read(self, node: Located, path: str, ctx: Context) -> float:
+        value = node.value if isinstance(node, ScalarAt) else None
+        if isinstance(value, bool):
+            raise _wrong(node, path, self.expects(), "true and false are not numbers")
+        if not isinstance(value, int | float):
+            number = isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d*)?\s*", value)
+            raise _wrong(node, path, self.expects(), "remove the quotes" if number else None)
+        if (self.above is not None and not value > self.above) or \
+                (self.at_most is not None and not value <= self.at_most) or value != value:
+            raise _wrong(node, path, self.expects())
+        return float(value)
+
+
+@dataclass(eq=False, repr=False)
 class Boolean(Kind):
     """true or false, never a quoted word or a number."""
 
@@ -245,6 +276,7 @@ class Section(Kind, Generic[T]):
         values: dict[str, object] = {}
         for entry in node.entries:
             key_path = _join(path, entry.key)
+            ctx.lines[key_path] = entry.key_line
             known = by_name.get(entry.key)
             if known is None:
                 raise _unknown_key(entry, key_path, tuple(by_name), ctx, self.notes.get(entry.key))
@@ -281,6 +313,8 @@ class MapOf(Kind):
     # is used (`tactful send`, `tactful config check`), since reading config loads no plugin.
     other: Section[Any] | None = None
     other_name: re.Pattern[str] | None = None
+    # names that may not be keys here, with why and the fix (a memory-only platform)
+    refused: Mapping[str, str] = field(default_factory=dict)
     null_is_empty: ClassVar[bool] = True
 
     def expects(self) -> str:
@@ -294,6 +328,10 @@ class MapOf(Kind):
         read: dict[str, object] = {}
         for entry in node.entries:
             key_path = _join(path, entry.key)
+            ctx.lines[key_path] = entry.key_line
+            if entry.key in self.refused:
+                raise Problem(entry.key_line, key_path, "expected no section for this name",
+                              self.refused[entry.key])
             section = self.items.get(entry.key)
             if section is None and self.other is not None and self.other_name is not None \
                     and self.other_name.fullmatch(entry.key) \
@@ -333,13 +371,34 @@ def did_you_mean(word: str, choices: tuple[str, ...] | list[str]) -> str | None:
 
 # ---- value checks ----------------------------------------------------------------------------
 
-_ZONE_EXPECTED = "an IANA time zone such as America/New_York"
+_ZONE_EXPECTED = "an IANA time zone of a place, such as America/New_York, or UTC"
 _ZONE_CHARS = re.compile(r"[A-Za-z0-9_+\-]+(/[A-Za-z0-9_+\-]+)*")
+
+
+# Abbreviations and the legacy zones named after them: "EST" is a fixed UTC-5 all year (no
+# daylight saving), which is not what someone in New York means by it; the others are not
+# zones at all. Each is refused, naming the zone of a place that keeps the clock people mean.
+_ABBREVIATIONS = {
+    "EST": "America/New_York", "EDT": "America/New_York", "EST5EDT": "America/New_York",
+    "CST": "America/Chicago", "CDT": "America/Chicago", "CST6CDT": "America/Chicago",
+    "MST": "America/Denver", "MDT": "America/Denver", "MST7MDT": "America/Denver",
+    "PST": "America/Los_Angeles", "PDT": "America/Los_Angeles",
+    "PST8PDT": "America/Los_Angeles", "HST": "Pacific/Honolulu", "AKST": "America/Anchorage",
+    "CET": "Europe/Paris", "CEST": "Europe/Paris", "MET": "Europe/Paris",
+    "EET": "Europe/Athens", "EEST": "Europe/Athens", "WET": "Europe/Lisbon",
+    "BST": "Europe/London", "IST": "Asia/Kolkata", "JST": "Asia/Tokyo",
+    "AEST": "Australia/Sydney", "AEDT": "Australia/Sydney",
+}
 
 
 def _time_zone(text: str) -> str:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
+    place = _ABBREVIATIONS.get(text.strip().upper())
+    if place is not None:
+        raise Invalid(_ZONE_EXPECTED,
+                      f"{text.strip()} is an abbreviation or a fixed offset that ignores "
+                      f"daylight saving; write the zone of the place, e.g. {place}")
     if _ZONE_CHARS.fullmatch(text):
         try:
             ZoneInfo(text)
@@ -470,12 +529,64 @@ _PLATFORM_FIELDS = (
 
 
 def _platform_section(name: str) -> Section[PlatformConfig]:
-    """A platform's section: with `mode` where its plugin declares modes."""
-    modes = platforms.facts(name).modes
-    if not modes:
+    """A platform's section: the common keys, with `mode` where its plugin declares modes, the
+    options it declares (`Platform.options`) and its own rule for `account`."""
+    facts = platforms.facts(name)
+    if not (facts.modes or facts.options or facts.account_pattern):
         return _PLATFORM
-    return Section(PlatformConfig, (*_PLATFORM_FIELDS,
-                                    Field("mode", Text(choices=modes), optional=True)))
+    fields = [f for f in _PLATFORM_FIELDS if f.name != "account"]
+    fields.insert(0, Field("account", Text(check=_account_of(facts)), optional=True))
+    if facts.modes:
+        fields.append(Field("mode", Text(choices=facts.modes), optional=True))
+    fields.extend(Field(o.name, _option_kind(o)) for o in facts.options)
+    option_names = frozenset(o.name for o in facts.options)
+
+    def build(**values: Any) -> PlatformConfig:
+        options = {key: values.pop(key) for key in list(values) if key in option_names}
+        return PlatformConfig(**values, options=options)
+
+    return Section(build, tuple(fields), notes=_mode_note() if not facts.modes else {})
+
+
+def _option_kind(option: platforms.Option) -> Kind:
+    """How an option's value is read: the kind of its default (`Platform.options`)."""
+    if isinstance(option.default, bool):
+        return Boolean()
+    if isinstance(option.default, float | int):
+        integer = not isinstance(option.default, float)
+        kind = Number(above=option.above, at_most=option.at_most, meaning=option.help)
+        return _Whole(kind) if integer else kind
+    return Text(expected=f"text ({option.help})" if option.help else "a non-empty string")
+
+
+@dataclass(eq=False, repr=False)
+class _Whole(Kind):
+    """A number option whose default is an integer: an integer within the bounds."""
+
+    number: Number
+
+    def expects(self) -> str:
+        return self.number.expects().replace("a number", "an integer", 1)
+
+    def read(self, node: Located, path: str, ctx: Context) -> int:
+        value = self.number.read(node, path, ctx)
+        if not isinstance(node, ScalarAt) or not isinstance(node.value, int):
+            raise _wrong(node, path, self.expects())
+        return int(value)
+
+
+def _account_of(facts: platforms.Platform) -> Callable[[str], str]:
+    """`platforms.<name>.account`: a keyring name, in the shape the platform needs."""
+    pattern = re.compile(facts.account_pattern) if facts.account_pattern else None
+
+    def check(text: str) -> str:
+        _account(text)
+        if pattern is not None and not pattern.fullmatch(text):
+            raise Invalid(f"an account as {facts.name} needs it",
+                          facts.account_hint or None)
+        return text
+
+    return check
 
 
 def _mode_note() -> dict[str, str]:
@@ -505,13 +616,18 @@ MEMORY = Section(
     ),
     check=_compaction,
 )
-PLATFORMS_SCHEMA = MapOf({p: _platform_section(p) for p in PLATFORMS},
-                         other=_PLATFORM, other_name=PLATFORM_NAME)
+_MEMORY_ONLY = tuple(p for p in PLATFORMS if platforms.facts(p).memory_only)
+PLATFORMS_SCHEMA = MapOf({p: _platform_section(p) for p in PLATFORMS if p not in _MEMORY_ONLY},
+                         other=_PLATFORM, other_name=PLATFORM_NAME,
+                         refused={p: f"{p} is a memory-only platform: tactful never sends there, "
+                                     "so it has no account, base_url or limits; delete the section"
+                                  for p in _MEMORY_ONLY})
 _COMMAND_ITEM = Text(expected="a non-empty string")
 RESPONDER = Section(
     ResponderConfig,
     (
-        Field("kind", Text(choices=RESPONDER_KINDS)),
+        # any kind a plugin registers: checked against them once the file is read (reading.py)
+        Field("kind", Text(expected=f"a responder kind, e.g. {', '.join(RESPONDER_KINDS)}")),
         Field("command", TextList(_COMMAND_ITEM)),
         Field("timeout", Integer(minimum=1)),
         Field("base_url", Text(expected=_URL_EXPECTED, check=_http_url), optional=True),
@@ -607,5 +723,9 @@ CONFIG_SCHEMA: Section[Config] = Section(
 
 def read_config(tree: Located, folder: Path) -> Config:
     """Check a parsed document against the schema; raises Problem at the first thing wrong."""
-    return CONFIG_SCHEMA.read(tree, "", Context(folder, CONFIG_SCHEMA))
+    from dataclasses import replace
+
+    ctx = Context(folder, CONFIG_SCHEMA)
+    config = CONFIG_SCHEMA.read(tree, "", ctx)
+    return replace(config, lines=ctx.lines)
 

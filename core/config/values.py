@@ -6,6 +6,7 @@ Kept apart from the schema that checks a file, so that a run without a config fi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,7 +16,9 @@ class PersonaConfig:
     """Who the persona is: its name, its time zone, and the operator's own accounts."""
 
     name: str = "persona"
-    timezone: str = "America/New_York"
+    # Not written: UTC, and `tactful config check` says so (docs/scheduling.md); never a
+    # zone of some place the operator did not choose.
+    timezone: str = "UTC"
     owners: tuple[str, ...] = ()  # "platform:handle", normalized
 
 
@@ -41,6 +44,9 @@ class PlatformConfig:
     # The most sends of an action (reply, post, mention, quote, dm) in a rolling 24 hours; the
     # pipeline also keeps to the quotas a platform publishes, whichever is lower.
     limits: dict[str, int] = field(default_factory=dict)
+    # The options the platform declares (`Platform.options`, e.g. `timeout`) that the file
+    # writes, by name; `AdapterSettings.options` adds the declared defaults of the others.
+    options: dict[str, object] = field(default_factory=dict)
 
 
 RESPONDER_KINDS = ("template", "command", "openai")
@@ -143,6 +149,8 @@ class Config:
     companion: CompanionConfig = field(default_factory=CompanionConfig)
     plugins: PluginsConfig = field(default_factory=PluginsConfig)
     source: Path | None = None  # the file read, or None for the built-in defaults
+    # key path ("routines.morning.kind") -> the line it is written on, for messages
+    lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def defaults_only(self) -> bool:
@@ -151,6 +159,17 @@ class Config:
         An empty file that was found is a file: its Config has a source and this is False.
         """
         return self.source is None
+
+    def where(self, key: str) -> str:
+        """`file:line: key` for a message about a key: the line of the key, else of the
+        nearest section above it that is written; `key` alone without a file."""
+        if self.source is None:
+            return key
+        path = key
+        while path and path not in self.lines:
+            path = path.rpartition(".")[0]
+        line = f":{self.lines[path]}" if path else ""
+        return f"{self.source}{line}: {key}"
 
     def platform(self, name: str) -> PlatformConfig:
         """The settings of one platform, defaults when the file does not name it."""

@@ -171,6 +171,11 @@ def _syntax_problem(exc: Any, text: str) -> Problem:
         hint = "a config file is one YAML document: remove the extra '---'"
     elif "quoted scalar" in what:
         hint = "a quote is opened but never closed: add the closing quote"
+    elif ("alias" in what or "undefined alias" in what) and re.search(r":\s+\*", at):
+        # `schedule: */30 * * * *`: a value starting with * is a YAML alias (*name)
+        value = at.split(":", 1)[1].strip()
+        hint = (f"a value starting with * reads as a YAML alias: quote it, e.g. "
+                f"{at.split(':', 1)[0].strip()}: \"{value[:40]}\"")
     else:
         hint = "check the indentation, colons and quotes on this line and the one before"
     return Problem(line, "", f"invalid YAML: {what}", hint)

@@ -117,10 +117,12 @@ def render_text(verdict: Verdict, tz: tzinfo) -> str:
 
     rung = person.relationship if person.kind == "person" else f"{person.kind} (fixed)"
     lines.append(f"name: {person.display_name or '@' + person.handle}")
-    lines.append(f"relationship: {rung} | {person.interaction_count()} entries | "
+    count = person.interaction_count()
+    lines.append(f"relationship: {rung} | {count} {'entry' if count == 1 else 'entries'} | "
                  f"first {at(person.first_seen)} | last {at(person.last_seen)}")
     tone = person.tone_notes or "nothing to go on yet"
-    lines.append(f"tone: auto: {tone} (from {person.tone_basis} notes)")
+    basis = person.tone_basis
+    lines.append(f"tone: auto: {tone} (from {basis} {'note' if basis == 1 else 'notes'})")
     if person.flags:
         lines.append("flags: " + "; ".join(
             f"{f.name} ({at(f.at, False)[:10]}{': ' + f.reason if f.reason else ''})"

@@ -3,7 +3,11 @@
 Their file, the marks their handle left (id map, lock, leftover temp files), their lines in the
 engagement log, the dry-run outbox, the desk and its archive, their links from other people's
 files, and their rows in the index (rebuilt into a new file, so no free page keeps their words).
-A tombstone then keeps an old log from bringing them back. `keep_dne` leaves a file that says
+Every account handle that carried the same stable id on the platform (a renamed account's
+older files) goes with it. Then their traces in what is not theirs (see `traces`): entries of
+other people that name or quote them lose their text, journal entries and log lines likewise,
+desk-archive lines go. Tombstones (by handle and by id) then keep any log, whatever its dates,
+from bringing them back. `keep_dne` leaves a file that says
 do_not_engage and holds only what keeps the flag on the whole person: their stable id (so a
 renamed account stays flagged) and the refs of their aka links, whose other sides keep their
 link too (so the same person elsewhere stays flagged). Nothing they said or did is kept.
@@ -26,13 +30,14 @@ from datetime import datetime
 from pathlib import Path
 
 from tactful.core.errors import BadInput, MemoryUnavailable
-from tactful.core.memory import check, desk, identity, index, tombstones
+from tactful.core.memory import check, desk, identity, index, journal, tombstones
 from tactful.core.memory.atomic import locked, read_regular, temp_prefix, write_atomic
 from tactful.core.memory.handles import normalize_handle, normalize_platform, split_ref
 from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.person import Person
 from tactful.core.memory.settings import MemorySettings
 from tactful.core.memory.store import People
+from tactful.core.memory.traces import Trace
 
 ENGAGEMENT_LOCK = Path(".locks") / "engagement.lock"
 OUTBOX = Path("outbox") / "dry-run.jsonl"
@@ -43,13 +48,27 @@ OUTBOX_LOCK = Path(".locks") / "outbox.lock"
 # its records named them (and now no longer do).
 Eraser = Callable[[Path, str, str, str | None], int]
 
+# A store that can also find a person's traces in other people's records: (home root, the
+# trace) -> how many records it blanked; and (home root, platform, handles) -> what they wrote
+# there, so a quote of it elsewhere is recognised.
+TraceEraser = Callable[[Path, Trace], int]
+Words = Callable[[Path, str, frozenset[str]], list[str]]
+
 _stores: dict[str, Eraser] = {}
+_traced: dict[str, tuple[TraceEraser, Words | None]] = {}
+
+FORGOTTEN_NOTE = "forgotten (named or quoted someone who was forgotten); content not stored"
 
 
 def register_store(what: str, eraser: Eraser) -> None:
     """A store that holds something of people, to be erased with them: `what` names what the
     eraser counts ("ledger rows blanked"). Registering the same name again replaces it."""
     _stores[what] = eraser
+
+
+def register_traced_store(what: str, eraser: TraceEraser, words: Words | None = None) -> None:
+    """A store erased by trace: every record by, to, naming or quoting the person."""
+    _traced[what] = (eraser, words)
 
 
 @dataclass
@@ -60,6 +79,8 @@ class Forgotten:
     stores: dict[str, int] = field(default_factory=dict)  # what each registered store erased
     archive_lines: int = 0
     links: list[str] = field(default_factory=list)
+    traces: int = 0  # entries of other people, journal entries that named or quoted them
+    unreachable: list[str] = field(default_factory=list)  # files that could not be swept
 
 
 def about(event: object, platform: str, handle: str) -> bool:
@@ -84,29 +105,44 @@ def _mentions(event: object, platform: str, handle: str) -> bool:
     return isinstance(mentions, list) and handle in mentions
 
 
-def filter_jsonl(path: Path, keep: Callable[[object], bool]) -> int:
-    """Rewrite a JSON-lines file without the lines `keep` refuses; returns how many went.
+def rewrite_jsonl(path: Path, change: Callable[[object], object | None],
+                  raw_line: Callable[[str], bool] | None = None) -> int:
+    """Rewrite a JSON-lines file through `change`: None drops the line, another value
+    replaces it, the same object keeps it byte for byte. Returns how many lines went.
 
-    Lines that are not JSON are kept as they are: they belong to no one we can name.
+    Lines that are not JSON are kept as they are (they belong to no one we can name), unless
+    `raw_line` says they name the person.
     """
     try:
         raw = read_regular(path)  # a FIFO or device: NotRegularFile (exit 4), never a hang
     except FileNotFoundError:
         return 0
-    kept, removed = [], 0
+    kept, removed, edited = [], 0, False
     for line in raw.split(b"\n"):
         try:
             event = json.loads(line)
         except ValueError:
-            kept.append(line)
+            if raw_line is not None and line and raw_line(line.decode("utf-8", "replace")):
+                removed += 1
+            else:
+                kept.append(line)
             continue
-        if keep(event):
+        new = change(event)
+        if new is None:
+            removed += 1
+        elif new is event:
             kept.append(line)
         else:
-            removed += 1
-    if removed:
+            kept.append(json.dumps(new, ensure_ascii=False).encode("utf-8"))
+            edited = True
+    if removed or edited:
         write_atomic(path, b"\n".join(kept))
     return removed
+
+
+def filter_jsonl(path: Path, keep: Callable[[object], bool]) -> int:
+    """Rewrite a JSON-lines file without the lines `keep` refuses; returns how many went."""
+    return rewrite_jsonl(path, lambda event: event if keep(event) else None)
 
 
 def _drop_desk_lines(path: Path, ref: str) -> int:
@@ -165,12 +201,122 @@ def _minimal(platform: str, handle: str, person: Person | None, now: datetime) -
     return "\n".join([*lines, "---", ""])
 
 
+def _load(people: People, platform: str, handle: str) -> Person | None:
+    try:
+        return people.load(platform, handle)
+    except MemoryUnavailable:
+        return None  # a broken file is still theirs: it goes all the same
+
+
+def _same_id_handles(home: Home, platform: str, person_id: str) -> set[str]:
+    try:
+        return set(identity.handles_for(home, platform, person_id))
+    except MemoryUnavailable:
+        # Someone's file cannot be read: the map as it stands still names the rest.
+        with contextlib.suppress(OSError):
+            return set(os.listdir(home.ids(platform) / person_id))
+        return set()
+
+
+def _log_lines(path: Path) -> list[dict[str, object]]:
+    try:
+        raw = read_regular(path)
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in raw.split(b"\n"):
+        with contextlib.suppress(ValueError):
+            event = json.loads(line)
+            if isinstance(event, dict):
+                out.append(event)
+    return out
+
+
+def _event_id(event: dict[str, object]) -> str | None:
+    value = event.get("id")
+    return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else None
+
+
+def trace_of(home: Home, people: People, platform: str, handle: str) -> tuple[Trace, set[str]]:
+    """Everything that marks the person, and every handle of their account on the platform
+    (the same stable id: a renamed account's older files)."""
+    handles, ids = {handle}, set[str]()
+    names: set[str | None] = set()
+    texts: list[str | None] = []
+    events = [e for e in _log_lines(home.engagement_log) + _log_lines(home.root / OUTBOX)]
+    loaded: set[str] = set()
+    while True:  # ids lead to handles and handles to ids, until nothing new turns up
+        for h in sorted(handles - loaded):
+            loaded.add(h)
+            person = _load(people, platform, h)
+            if person is None:
+                continue
+            if person.id is not None:
+                ids.add(person.id)
+            names.add(person.display_name)
+            texts += [e.they for e in person.entries]
+            texts += [c.summary for c in person.compacted if c.direction == "inbound"]
+            texts += [p.text for p in person.pins if p.by == "them"]
+        for event in events:
+            event_id = _event_id(event)
+            if any(about(event, platform, h) for h in handles):
+                if event_id is not None:
+                    ids.add(event_id)
+                texts.append(event.get("they") if isinstance(event.get("they"), str)
+                             else None)  # type: ignore[arg-type]
+            elif event_id is not None and event_id in ids \
+                    and event.get("platform") == platform and isinstance(event.get("handle"), str):
+                with contextlib.suppress(BadInput):
+                    handles.add(normalize_handle(str(event["handle"]), platform))
+        for person_id in sorted(ids):
+            handles |= _same_id_handles(home, platform, person_id)
+        if handles <= loaded:
+            break
+    for _, words in sorted(_traced.items()):
+        if words[1] is not None:
+            texts += words[1](home.root, platform, frozenset(handles))
+    return Trace.of(platform, handles, ids=ids, names=names, texts=texts), handles
+
+
 def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
            keep_dne: bool, now: datetime) -> Forgotten:
     home.require_readable()
     people = People(home, settings)
-    path = home.person_path(platform, handle)
     done = Forgotten()
+    path = home.person_path(platform, handle)
+    try:
+        trace, handles = trace_of(home, people, platform, handle)
+        # The handle asked for first: with the flag kept, its stub is the one that stays.
+        for each in [handle, *sorted(handles - {handle})]:
+            _forget_account(home, settings, people, platform, each, trace, done,
+                            keep_dne=keep_dne and each == handle, now=now)
+        for person_id in sorted(trace.ids):
+            tombstones.bury_id(home, platform, person_id, now)
+        kept = {(platform, handle)} if keep_dne else set()
+        done.traces += _sweep_people(home, people, trace, kept, done.unreachable)
+        done.traces += _sweep_journal(home, settings, trace, done.unreachable)
+        with locked(home.root / ENGAGEMENT_LOCK, what="the engagement log"):
+            done.log_events += rewrite_jsonl(home.engagement_log, lambda e: _unquote(e, trace),
+                                             trace.names_them)
+        with locked(home.root / OUTBOX_LOCK, what="the outbox"):
+            done.outbox_lines += rewrite_jsonl(home.root / OUTBOX, lambda e: _unquote(e, trace),
+                                               trace.names_them)
+        for what, (erase, _) in sorted(_traced.items()):
+            done.stores[what] = done.stores.get(what, 0) + erase(home.root, trace)
+        with locked(home.root / ".locks" / "desk.lock", what="the desk"):
+            done.archive_lines += _drop_named_lines(home.root / desk.ARCHIVE, trace)
+            _drop_named_lines(home.root / desk.DESK, trace)
+        index.rebuild(home, settings)
+    except OSError as exc:
+        raise unwritable(path, exc) from exc
+    desk.regenerate(home, settings, now)
+    return done
+
+
+def _forget_account(home: Home, settings: MemorySettings, people: People, platform: str,
+                    handle: str, trace: Trace, done: Forgotten, *, keep_dne: bool,
+                    now: datetime) -> None:
+    path = home.person_path(platform, handle)
     ref = f"{platform}/{handle}"
     # Who links to them, found through the index: their own file may not parse, and a link
     # may be one-sided. Taken before anything is deleted.
@@ -180,65 +326,188 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
     finally:
         db.close()
     lock = home.person_lock(platform, handle)
-    try:
-        with locked(lock, what=f"{platform}/@{handle}"):
-            # The tombstone first: a sync-log running now re-checks it under this same lock,
-            # so it cannot bring the person back in the moment between delete and tombstone.
-            tombstones.bury(home, platform, handle, now)
-            person: Person | None
+    with locked(lock, what=f"{platform}/@{handle}"):
+        # The tombstone first: a sync-log running now re-checks it under this same lock,
+        # so it cannot bring the person back in the moment between delete and tombstone.
+        tombstones.bury(home, platform, handle, now)
+        person = _load(people, platform, handle)
+        done.file = done.file or path.exists()
+        if keep_dne:
+            write_atomic(path, _minimal(platform, handle, person, now))
+        elif path.is_dir() and not path.is_symlink():  # a link goes, never its target
+            shutil.rmtree(path)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        _unlink_marks(home, platform, handle)
+        # The map from the files as they are now: no marker names them any more (with
+        # the flag kept, their id and links are marked again from the kept file).
+        identity.rebuild(home, platform)
+    backlinks |= {split_ref(link.ref) for link in person.aka} if person else set()
+    # With the flag kept, the other sides keep their links: the person stays flagged there.
+    for other_platform, other_handle in sorted(backlinks) if not keep_dne else []:
+        if other_platform == platform and other_handle in trace.handles:
+            continue
+        if check.check(people, other_platform, other_handle).status in (check.DNE,
+                                                                         check.UNREADABLE):
+            # A do-not-engage person keeps their link to this account (or memory about
+            # them cannot be read): forgetting one account must not make them reachable
+            # through it.
+            continue
+        if people.load(other_platform, other_handle) is not None:
+            people.change(other_platform, other_handle, lambda p: _unlink_aka(p, ref))
+            done.links.append(f"{other_platform}/{other_handle}")
+    if not keep_dne:
+        identity.forget_links_to(home, ref)
+        identity.rebuild_all(home)  # links a flagged person keeps are marked again
+    with locked(home.root / ENGAGEMENT_LOCK, what="the engagement log"):
+        done.log_events += filter_jsonl(
+            home.engagement_log,
+            lambda e: not about(e, platform, handle) and not _mentions(e, platform, handle))
+    with locked(home.root / OUTBOX_LOCK, what="the outbox"):
+        done.outbox_lines += filter_jsonl(
+            home.root / OUTBOX,
+            lambda e: not about(e, platform, handle) and not _mentions(e, platform, handle))
+    person_id = person.id if person is not None else None
+    for what, erase in _stores.items():
+        done.stores[what] = done.stores.get(what, 0) + erase(home.root, platform, handle,
+                                                             person_id)
+    with locked(home.root / ".locks" / "desk.lock", what="the desk"):
+        # Out of both first, so the regenerated desk has no line of theirs to archive.
+        done.archive_lines += _drop_desk_lines(home.root / desk.ARCHIVE, f"{platform}/@{handle}")
+        _drop_desk_lines(home.root / desk.DESK, f"{platform}/@{handle}")
+
+
+# --------------------------------------------------------------------------- their traces
+
+def _unquote(event: object, trace: Trace) -> object | None:
+    """A log or outbox line of someone else: what names or quotes them goes, the line stays.
+    A line about them under any of their handles or ids goes whole."""
+    if not isinstance(event, dict):
+        return event
+    if event.get("platform") == trace.platform and (
+            _event_id(event) in trace.ids
+            or any(about(event, trace.platform, h) or _mentions(event, trace.platform, h)
+                   for h in trace.handles)):
+        return None
+    changed = dict(event)
+    for key, value in event.items():
+        if isinstance(value, str) and trace.names_them(value):
+            if key in ("time", "platform", "handle", "action"):
+                return None  # a required key names them: the line is theirs
+            changed[key] = None
+            if key in ("text", "they"):
+                changed["withheld"] = FORGOTTEN_NOTE
+        elif isinstance(value, list) and any(isinstance(v, str) and trace.names_them(v)
+                                             for v in value):
+            changed[key] = [v for v in value
+                            if not (isinstance(v, str) and trace.names_them(v))]
+    return event if changed == event else changed
+
+
+def _blank_person(person: Person, trace: Trace) -> int:
+    """Blank whatever of `person`'s file names or quotes the forgotten one; count entries."""
+    names = trace.names_them
+    blanked = 0
+    for entry in person.entries:
+        if any(names(t) for t in (entry.they, entry.me, entry.link, entry.thread,
+                                   *entry.topics, *(o.text for o in entry.open))):
+            entry.they = entry.me = None
+            entry.topics = []
+            entry.link = None if names(entry.link) else entry.link
+            entry.thread = None if names(entry.thread) else entry.thread
+            entry.withheld = FORGOTTEN_NOTE
+            for item in entry.open:
+                item.text = "[forgotten]" if names(item.text) else item.text
+            blanked += 1
+    for older in person.compacted:
+        if any(names(t) for t in (older.summary, older.link, older.thread,
+                                   *(o.text for o in older.open))):
+            older.summary = "[forgotten]" if names(older.summary) else older.summary
+            older.link = None if names(older.link) else older.link
+            older.thread = None if names(older.thread) else older.thread
+            for item in older.open:
+                item.text = "[forgotten]" if names(item.text) else item.text
+            blanked += 1
+    pins = [p for p in person.pins if not names(p.text)]
+    blanked += len(person.pins) - len(pins)
+    person.pins = pins
+    for link in person.aka:
+        if names(link.proof):
+            link.proof, blanked = None, blanked + 1
+    for flag in person.flags:
+        if names(flag.reason):
+            flag.reason, blanked = None, blanked + 1
+    if names(person.dne_reason):
+        person.dne_reason, blanked = None, blanked + 1
+    for key, value in list(person.extra.items()):
+        if isinstance(value, str) and names(value):
+            del person.extra[key]
+            blanked += 1
+    return blanked
+
+
+def _sweep_people(home: Home, people: People, trace: Trace, kept: set[tuple[str, str]],
+                  unreachable: list[str]) -> int:
+    blanked = 0
+    root = home.root / "people"
+    for folder in sorted(root.iterdir()) if root.is_dir() else []:
+        if not folder.is_dir() or folder.is_symlink():
+            continue
+        for path in sorted(folder.glob("*.md")):
+            platform, handle = folder.name, path.stem
+            if (platform, handle) in kept:
+                continue
             try:
-                person = people.load(platform, handle)
-            except MemoryUnavailable:
-                person = None  # a broken file is still theirs: it goes all the same
-            done.file = path.exists()
-            if keep_dne:
-                write_atomic(path, _minimal(platform, handle, person, now))
-            elif path.is_dir() and not path.is_symlink():  # a link goes, never its target
-                shutil.rmtree(path)
-            else:
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
-            _unlink_marks(home, platform, handle)
-            # The map from the files as they are now: no marker names them any more (with
-            # the flag kept, their id and links are marked again from the kept file).
-            identity.rebuild(home, platform)
-        backlinks |= {split_ref(link.ref) for link in person.aka} if person else set()
-        # With the flag kept, the other sides keep their links: the person stays flagged there.
-        for other_platform, other_handle in sorted(backlinks) if not keep_dne else []:
-            if (other_platform, other_handle) == (platform, handle):
+                text = read_regular(path).decode("utf-8", "replace")
+            except (OSError, MemoryUnavailable):
                 continue
-            if check.check(people, other_platform, other_handle).status in (check.DNE,
-                                                                             check.UNREADABLE):
-                # A do-not-engage person keeps their link to this account (or memory about
-                # them cannot be read): forgetting one account must not make them reachable
-                # through it.
+            if not trace.may_name_them(text):
                 continue
-            if people.load(other_platform, other_handle) is not None:
-                people.change(other_platform, other_handle, lambda p: _unlink_aka(p, ref))
-                done.links.append(f"{other_platform}/{other_handle}")
-        if not keep_dne:
-            identity.forget_links_to(home, ref)
-            identity.rebuild_all(home)  # links a flagged person keeps are marked again
-        with locked(home.root / ENGAGEMENT_LOCK, what="the engagement log"):
-            done.log_events = filter_jsonl(
-                home.engagement_log,
-                lambda e: not about(e, platform, handle) and not _mentions(e, platform, handle))
-        with locked(home.root / OUTBOX_LOCK, what="the outbox"):
-            done.outbox_lines = filter_jsonl(
-                home.root / OUTBOX,
-                lambda e: not about(e, platform, handle) and not _mentions(e, platform, handle))
-        person_id = person.id if person is not None else None
-        for what, erase in _stores.items():
-            done.stores[what] = erase(home.root, platform, handle, person_id)
-        with locked(home.root / ".locks" / "desk.lock", what="the desk"):
-            # Out of both first, so the regenerated desk has no line of theirs to archive.
-            done.archive_lines = _drop_desk_lines(home.root / desk.ARCHIVE, f"{platform}/@{handle}")
-            _drop_desk_lines(home.root / desk.DESK, f"{platform}/@{handle}")
-        index.rebuild(home, settings)
-    except OSError as exc:
-        raise unwritable(path, exc) from exc
-    desk.regenerate(home, settings, now)
-    return done
+            try:
+                _, count = people.change(platform, handle, lambda p: _blank_person(p, trace))
+            except MemoryUnavailable as exc:
+                unreachable.append(str(exc))
+                continue
+            blanked += count
+    return blanked
+
+
+def _sweep_journal(home: Home, settings: MemorySettings, trace: Trace,
+                   unreachable: list[str]) -> int:
+    blanked = 0
+    names = trace.names_them
+    for month in journal.months(home):
+        path = journal.path_of(home, month)
+        with locked(journal.lock_of(home, month), what=f"the journal of {month}"):
+            try:
+                entries = journal.read(home, month, settings.tz)
+            except MemoryUnavailable as exc:
+                unreachable.append(str(exc))
+                continue
+            changed = 0
+            for entry in entries:
+                if any(names(t) for t in (entry.text, entry.link, entry.thread)):
+                    entry.text = None
+                    entry.link = None if names(entry.link) else entry.link
+                    entry.thread = None if names(entry.thread) else entry.thread
+                    entry.withheld = FORGOTTEN_NOTE
+                    changed += 1
+            if changed:
+                write_atomic(path, journal.dumps(entries, month, settings.tz))
+                blanked += changed
+    return blanked
+
+
+def _drop_named_lines(path: Path, trace: Trace) -> int:
+    try:
+        lines = read_regular(path).decode("utf-8").split("\n")
+    except FileNotFoundError:
+        return 0
+    kept = [line for line in lines if not trace.names_them(line)]
+    if len(kept) != len(lines):
+        write_atomic(path, "\n".join(kept))
+    return len(lines) - len(kept)
 
 
 def _unlink_aka(person: Person, ref: str) -> None:

@@ -42,8 +42,11 @@ def normalize_platform(raw: str, known: tuple[str, ...] | None = None) -> str:
             return platform
         known = platforms.names(ask_plugins=True)
     if platform not in known:
+        # a static entry of that name that could not be loaded is the likely cause: say so
+        broken = next((p for p in platforms.problems() if f" entry {platform!r} " in p), "")
         raise BadInput(
             f"unknown platform {_shown(raw)}; use one of: {', '.join(known) or 'none installed'}"
+            + (f" ({broken})" if broken else "")
         )
     return platform
 
@@ -65,9 +68,11 @@ def normalize_handle(raw: str, platform: str = "") -> str:
         )
     body = raw[1:] if raw.startswith("@") else raw
     if _EMAIL.match(body) or "@" in body:
+        memory_only = bool(platform) and platforms.facts(platform).memory_only
+        fix = ("name the person by a slug you choose instead, e.g. ada_lovelace"
+               if memory_only else "use the person's platform handle")
         raise BadInput(
-            f"handle {where}{_shown(raw)} is an e-mail address, which is never a name; "
-            "use the person's platform handle"
+            f"handle {where}{_shown(raw)} is an e-mail address, which is never a name; {fix}"
         )
     handle = body.lower()
     if not handle:

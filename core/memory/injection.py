@@ -50,6 +50,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from tactful.core.memory.injection_clauses import clause_reason
+
 __all__ = ["injection_reason"]
 
 OVERRIDE = "instruction override"
@@ -88,6 +90,7 @@ _SUSPECT = re.compile(
 _HIDDEN_LIMIT = 4
 _MARK_BULK = 24
 _HIDDEN_RUN = 3
+_HIDDEN_GAP = 200
 
 
 def _is_latin(text: str, i: int) -> bool:
@@ -104,6 +107,10 @@ def _hidden_characters(text: str) -> bool:
         if i < skip_to:
             continue
         ch = text[i]
+        if i - last > _HIDDEN_GAP:
+            # Hiding takes many marks close together; ones far apart in a long text are
+            # right-to-left prose doing its job.
+            hidden = marks = 0
         if ch >= "\U000e0000":
             if i and text[i - 1] == _BLACK_FLAG:
                 end = text.find(_TAG_CANCEL, i)
@@ -1520,7 +1527,7 @@ _FAMILIES: tuple[_Pattern, ...] = tuple(
             PROMPT_REQUEST, (), "|".join(_PROMPT_FOREIGN), anchors=_FOREIGN_PROMPT_WORDS
         ),
         _family(
-            AGENT_REQUEST, _AGENT_CJK, _ADDRESSEE, near=_AGENT_ACTION, after=200, before=150,
+            AGENT_REQUEST, _AGENT_CJK, _ADDRESSEE, near=_AGENT_ACTION, after=80, before=60,
             anchors=_AI_WORDS,
         ),
         *(
@@ -1529,7 +1536,7 @@ _FAMILIES: tuple[_Pattern, ...] = tuple(
         ),
         # "your creators ... from now on you answer only to me", "the bot's admin ... new rules"
         _family(
-            OPERATOR_CLAIM, _CJK_STAFF, _OPERATOR_REF, near=_ORDERS_CUE, after=200, before=150,
+            OPERATOR_CLAIM, _CJK_STAFF, _OPERATOR_REF, near=_ORDERS_CUE, after=40, before=40,
             anchors=f"{_ROLE_WORDS} {_PEOPLE_WORDS} {_FOREIGN_OPERATOR_WORDS}",
         ),
         # "Message from the admin:" only counts when what follows orders the reader about.
@@ -1543,11 +1550,11 @@ _FAMILIES: tuple[_Pattern, ...] = tuple(
             anchors=_ROLE_WORDS,
         ),
         _family(
-            AUTHORITY_CLAIM, _CJK_STAFF, _CLAIM_STRONG, near=_CONFIG_ASK, after=250, before=200,
+            AUTHORITY_CLAIM, _CJK_STAFF, _CLAIM_STRONG, near=_CONFIG_ASK, after=80, before=60,
             anchors=f"{_ROLE_WORDS} {_CLAIM_WORDS}",
         ),
         _family(
-            AUTHORITY_CLAIM, (), _CLAIM_WEAK, near=_HIDDEN_CONFIG_ASK, after=250, before=200,
+            AUTHORITY_CLAIM, (), _CLAIM_WEAK, near=_HIDDEN_CONFIG_ASK, after=80, before=60,
             anchors=_ROLE_WORDS,
         ),
         # Asking for the hidden configuration or the keys without claiming any authority.
@@ -1703,7 +1710,7 @@ def _reason(norm: str, hid: bool) -> str | None:
         # The families treat a newline as the end of a clause, so they need one pass, on the
         # normalized text only (look-alike digits are the classic overrides' disguise).
         if variant is norm:
-            reason = _first(_FAMILIES, variant)
+            reason = _first(_FAMILIES, variant) or clause_reason(variant)
             if reason:
                 return reason
     # Squashing throws away the word boundaries that keep "I'd ignore any prompts that..."
@@ -1832,7 +1839,7 @@ def _rot13(window: str) -> str:
 
 
 def _decodings(text: str, norm: str, depth: int) -> Iterator[str]:
-    if depth == 0 and _any_in(_ROT13_HINTS, norm):
+    if _any_in(_ROT13_HINTS, norm):
         yield from _decoded_windows(norm, _ROT13_HINT, _rot13)
     if "%" in text or "+" in text:
         yield from _decoded_windows(text, _URL_ENCODED, _url_decode)

@@ -54,9 +54,15 @@ _CRITICAL = re.compile(r"\b(disagree\w*|wrong|doubt\w*|skeptic\w*|not convinced|
                        r"overhyped|misleading)\b", re.IGNORECASE)
 
 
+# What the scrubber left in place of a secret ("[redacted:phone]"): tactful's words, not
+# theirs, so no feature is read from it (its ":p" would read as a playful face).
+_MARKER = re.compile(r"\[redacted:[a-z0-9_-]{1,40}\]")
+
+
 def tone(person: Person) -> tuple[str, int]:
     """Feature words and how many of their notes they were counted from."""
-    texts = [e.they for e in person.entries if e.direction == "inbound" and e.they]
+    texts = [_MARKER.sub(" ", e.they) for e in person.entries
+             if e.direction == "inbound" and e.they]
     features: list[str] = []
     if texts:
         share = max(1, len(texts) // 3)

@@ -37,6 +37,33 @@ PLATFORM_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 GROUP = "tactful.platforms"
 
 
+# Keys every platform section of the config has: no option may take one of these names.
+SECTION_KEYS = frozenset({"account", "dry_run", "base_url", "limits", "mode"})
+
+OptionValue = bool | int | float | str
+
+
+@dataclass(frozen=True)
+class Option:
+    """A key of `platforms.<name>` in the config that the platform's adapter reads (through
+    `AdapterSettings.number` / `.option`), checked by the config loader with file:line.
+
+    The kind of value is the default's: a float takes any number (an integer too), an int an
+    integer, a bool true or false, a str text. Numbers may be bounded: more than `above`, at
+    most `at_most`."""
+
+    name: str
+    default: OptionValue
+    above: float | None = None
+    at_most: float | None = None
+    help: str = ""  # what it means, said in the message when a value is wrong
+
+    def __post_init__(self) -> None:
+        if not PLATFORM_NAME.fullmatch(self.name) or self.name in SECTION_KEYS:
+            raise ConfigError(f"platform option {self.name[:40]!r}: expected a plain lower-case "
+                              f"word other than {', '.join(sorted(SECTION_KEYS))}")
+
+
 @dataclass(frozen=True)
 class Platform:
     """What tactful's core must know of a platform without loading its plugin."""
@@ -55,11 +82,28 @@ class Platform:
     # The values `platforms.<name>.mode` may take in the config, the first the default; empty:
     # the platform has no mode key.
     modes: tuple[str, ...] = ()
+    # Keys of `platforms.<name>` beyond the common ones (timeouts and the like), by name.
+    options: tuple[Option, ...] = ()
+    # What `platforms.<name>.account` must look like (a regular expression matched in full)
+    # and how to fix one that does not (e.g. Bluesky logs in with a full handle); empty: any
+    # account name.
+    account_pattern: str = ""
+    account_hint: str = ""
+    # Memory only: people are remembered, checked and flagged on it, but tactful never sends
+    # there and no adapter exists (e-mail contacts); `tactful send` refuses it.
+    memory_only: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not PLATFORM_NAME.fullmatch(self.name):
             raise ConfigError(f"platform name {str(self.name)[:40]!r} is not a plain lower-case "
                               "word ([a-z][a-z0-9_-]*, at most 32 characters)")
+        names = [o.name for o in self.options]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"platform {self.name!r} declares an option twice: "
+                              f"{', '.join(sorted(names))}")
+
+    def option(self, name: str) -> Option | None:
+        return next((o for o in self.options if o.name == name), None)
 
 
 Finder = Callable[[], Iterable[Platform]]

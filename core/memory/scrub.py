@@ -56,9 +56,12 @@ from __future__ import annotations
 import binascii
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+
+from tactful.core.memory.seedwords import seed_words
 
 __all__ = ["KINDS", "Scrubbed", "scrub"]
 
@@ -91,7 +94,7 @@ _Spans = list[tuple[int, int]]
 _MARKER = re.compile(r"\[redacted:(?:" + "|".join(KINDS) + r")\]")
 _DIGIT = re.compile(r"[0-9]")
 # Runs of digits with the separators phones and cards use; the digit rules match inside these.
-_RUN = re.compile(r"[0-9][0-9 ().+/_\-]{3,}+")
+_RUN = re.compile(r"[0-9][0-9 ().+/_\\|*\-]{3,}+")
 # Unbroken tokens long enough to hold a key; the unlabelled-key rules only look inside these.
 _LONG_TOKEN = re.compile(r"(?<!\S)\S{16,}+")
 
@@ -107,7 +110,24 @@ _VIEW_TABLE = {
     **dict.fromkeys(range(0x2002, 0x2007), ord(" ")),
     0x2008: ord(" "),
     **dict.fromkeys((0x2010, 0x2011, 0x2012, 0x2013, 0x2212, 0xFE63), ord("-")),
+    # Full stops that stand in for '.' in an address: ideographic, halfwidth, one-dot leader.
+    **dict.fromkeys((0x3002, 0xFF61, 0x2024, 0xFE52), ord(".")),
 }
+
+
+class _ViewTable(dict[int, int]):
+    """The table above, plus every other decimal digit (Arabic-Indic, Devanagari, mathematical
+    bold...) read as its ASCII digit. Looked up lazily: only characters that turn up are asked
+    about, and each answer is kept."""
+
+    def __missing__(self, cp: int) -> int:
+        digit = unicodedata.decimal(chr(cp), None)
+        value = cp if digit is None else 48 + digit
+        self[cp] = value
+        return value
+
+
+_VIEW = _ViewTable(_VIEW_TABLE)
 # Characters with no width: left out of the view, so "4111\u200b1111..." reads as digits.
 _ZERO_WIDTH = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
 _VISIBLE = re.compile(f"[^{_ZERO_WIDTH}]+")
@@ -118,7 +138,7 @@ def _view(text: str) -> tuple[str, list[int] | None]:
     the two line up one for one)."""
     if text.isascii():
         return text, None
-    view = text.translate(_VIEW_TABLE)
+    view = text.translate(_VIEW)
     if not any(ch in view for ch in _ZERO_WIDTH):
         return view, None
     parts: list[str] = []
@@ -192,7 +212,7 @@ _IBAN_LENGTHS = {
 }  # fmt: skip
 
 
-_IBAN_TAIL = re.compile(r"[ -][A-Za-z0-9]{1,4}$")
+_IBAN_TAIL = re.compile(r"[ .-][A-Za-z0-9]{1,8}$")
 
 
 def _iban_span(m: re.Match[str], text: str) -> tuple[int, int] | None:
@@ -210,7 +230,7 @@ def _iban_span(m: re.Match[str], text: str) -> tuple[int, int] | None:
 
 
 def _iban_valid(raw: str) -> bool:
-    iban = raw.replace(" ", "").replace("-", "").upper()
+    iban = raw.replace(" ", "").replace("-", "").replace(".", "").upper()
     expected = _IBAN_LENGTHS.get(iban[:2])
     if expected is None:
         # Lower case is only trusted for a country that issues IBANs.
@@ -305,9 +325,33 @@ def _wif_ok(m: re.Match[str], text: str) -> bool:
 
 def _nino_ok(m: re.Match[str], text: str) -> bool:
     value = m.group(0)
-    spaced = " " in value
-    # All spaced or none ("AB 12 34 56 C" or "AB123456C"), and not a run of shouting.
-    return (not spaced or value.count(" ") == 4) and value[:2].isupper() == value[-1].isupper()
+    # Letters in one case ("AB123456C", "ab 123456 c"), not a run of shouting.
+    return value[:2].isupper() == value[-1].isupper()
+
+
+def _id_value_ok(m: re.Match[str], text: str) -> bool:
+    """After an ID keyword: six digits at least ("passport 2026 renewal" names a year), or a
+    passport-style mix of eight letters and digits with two digits or more (C01X00T47)."""
+    value = _value(m, text)
+    digits = len(_digits(value))
+    return digits >= 6 or (digits >= 2 and len(value) >= 8 and value.isalnum())
+
+
+def _belgian_id_ok(m: re.Match[str], text: str) -> bool:
+    """Belgian national number: 97 minus the first nine digits mod 97 (with a leading 2 for
+    those born from 2000 on)."""
+    digits = _digits(m.group(0))
+    body, check = int(digits[:9]), int(digits[9:])
+    return check in (97 - body % 97, 97 - (2_000_000_000 + body) % 97)
+
+
+_HETU_CHECK = "0123456789ABCDEFHJKLMNPRSTUVWXY"
+
+
+def _hetu_ok(m: re.Match[str], text: str) -> bool:
+    """Finnish personal identity code: the check character indexes DDMMYYNNN mod 31."""
+    value = m.group(0).upper()
+    return _HETU_CHECK[int(value[:6] + value[7:10]) % 31] == value[10]
 
 
 def _bsn_ok(m: re.Match[str], text: str) -> bool:
@@ -501,32 +545,13 @@ def _digit_count(low: int, high: int) -> _Check:
     return check
 
 
-# Stop words that never occur in a seed phrase (none is in the BIP-39 English list), so a
-# sentence is never mistaken for one; 1-2 letter words and long words break a run anyway.
-_NOT_SEED = (
-    r"the|and|for|are|but|not|was|were|with|from|has|had|his|her|she|him|its|our|their|them"
-    r"|your|been|being|would|could|should|did|does|than|which|who|whom|how|some|these|those"
-    r"|yes|got|get|may|here|lol|omg|gonna|wanna|please|thanks|thank"
-)
-
-
-def _seed_ok(m: re.Match[str], text: str) -> bool:
-    """A run of plain words reads as a seed phrase when it repeats no word (one repeat in a long
-    phrase) and has at most one plural: seed word lists hold singular words, while lists and
-    slogans people write ("apples onions eggs...", "work hard play hard...") do not."""
-    words = [w for w in re.split(r"[^a-z]+", m.group(0)) if w]
-    repeats = len(words) - len(set(words))
-    plurals = sum(1 for w in words if w.endswith("s") and not w.endswith(("ss", "us", "is")))
-    return repeats <= (1 if len(words) >= 20 else 0) and plurals <= 1
-
-
 _YEAR_CONTEXT = re.compile(
     r"\b(?:[Ii]n|[Ss]ince|[Bb]y|[Ff]rom|[Uu]ntil|[Tt]ill|[Oo]f|[Aa]fter|[Bb]efore|[Aa]round"
     r"|[Cc]irca|[Dd]uring|and|to)\s*$"
 )
 
 
-_NEXT_WORD = re.compile(r"[ \t]+([a-z]+)")
+_NEXT_WORD = re.compile(r"[ \t]+(?:[A-Z][ \t]+)?([a-z]+)")
 # Words that may follow a street address. Any other lowercase word means the street name was
 # an adjective: "the 9 Supreme Court justices", "2 Wall Street banks".
 _AFTER_ADDRESS = frozenset(
@@ -771,7 +796,7 @@ _TLDS = (
     r"|pl|pt|ie|us|ca|au|nz|jp|cn|in|br|mx|ru|eu|email|mail|xyz|tech|online|site"
 )
 # Separators a card number may be grouped by; one kind per number.
-_CARD_SEP = r"(?: ?[-./_] ?| )"
+_CARD_SEP = r"(?: {0,2}[-./_\\|*] {0,2}| {1,3})"
 
 _RULES: tuple[_Rule, ...] = (
     # --- token: formats that announce themselves
@@ -893,6 +918,18 @@ _RULES: tuple[_Rule, ...] = (
         needs_digit=True,
         token=64,
     ),
+    # The same key written in four groups of sixteen or eight groups of eight.
+    _Rule(
+        "token",
+        0,
+        r"(?<![A-Za-z0-9:-])(?:[0-9a-fA-F]{16}(?P<s>[ :-])[0-9a-fA-F]{16}(?P=s)[0-9a-fA-F]{16}"
+        r"(?P=s)[0-9a-fA-F]{16}|[0-9a-fA-F]{8}(?P<t>[ :-])(?:[0-9a-fA-F]{8}(?P=t)){6}"
+        r"[0-9a-fA-F]{8})(?![A-Za-z0-9:-])",
+        check=_hex_key,
+        in_links=False,
+        needs_digit=True,
+        gate=r"[0-9a-fA-F]{8}[ :-][0-9a-fA-F]{8}",
+    ),
     # Wallet import format keys, checked against their own checksum.
     _Rule(
         "token",
@@ -901,25 +938,6 @@ _RULES: tuple[_Rule, ...] = (
         check=_wif_ok,
         needs_digit=True,
         token=51,
-    ),
-    # Seed phrases: 12 to 24 plain words in a row (numbered or not), none of them a word that
-    # prose cannot do without.
-    _Rule(
-        "token",
-        0,
-        rf"(?<![\w'’-])(?:(?!(?:{_NOT_SEED})\b)[a-z]{{3,8}} ){{11,29}}"
-        rf"(?!(?:{_NOT_SEED})\b)[a-z]{{3,8}}(?![\w'’-])",
-        check=_seed_ok,
-        lower=True,
-    ),
-    _Rule(
-        "token",
-        0,
-        r"(?<![\w])(?:[0-9]{1,2}[.):] ?[a-z]{3,8},? {1,3}){11,23}[0-9]{1,2}[.):] ?[a-z]{3,8}"
-        r"(?![\w'’-])",
-        check=_seed_ok,
-        lower=True,
-        needs_digit=True,
     ),
     # --- password
     _Rule("password", 1, r"://[^\s:/@\[\]]{1,256}:(?P<v>[^\s/@\[\]]{1,256})@", needles=("://",)),
@@ -958,7 +976,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "email",
         2,
-        r"(?<![\w.+-])[\[({]?[\w.+-]{1,64}[\]})]?\s{0,3}[\[({]\s{0,3}at\s{0,3}[\]})]\s{0,3}"
+        r"(?<![\w.+-])[\[({]?[\w.+-]{1,64}[\]})]?\s{0,3}[\[({]\s{0,3}(?:at|@)\s{0,3}[\]})]\s{0,3}"
         r"[\[({]?[\w-]{1,63}[\]})]?(?:\s{0,3}[\[({]\s{0,3}(?:dot|\.)\s{0,3}[\]})]\s{0,3}"
         r"[\[({]?[\w-]{1,63}[\]})]?){1,4}",
         needles=("dot]", "dot)", "dot ]", "dot )", "dot}", "[.]", "(.)", "{.}"),
@@ -977,7 +995,8 @@ _RULES: tuple[_Rule, ...] = (
         "email",
         2,
         r"(?<![\w.+-])[\w.+-]{1,64}(?:@| @ )(?:[\w-]{1,63}(?:\[\.\]|\(\.\)|\{\.\}|\.))+"
-        rf"(?:{_TLDS})\b",
+        # Not a clone address (git@host:org/repo).
+        rf"(?:{_TLDS})\b(?!:\S)",
         needles=("@",),
         lower=True,
     ),
@@ -987,8 +1006,8 @@ _RULES: tuple[_Rule, ...] = (
         3,
         # The look-behind sits after the first letters so the engine can skip ahead cheaply.
         # Any case; spaced or dashed in groups of four.
-        r"[A-Za-z]{2}(?<![A-Za-z0-9][A-Za-z]{2})[0-9]{2}(?:[ -]?[A-Za-z0-9]{4}){2,7}"
-        r"(?:[ -]?[A-Za-z0-9]{1,3})?(?![A-Za-z0-9])",
+        r"[A-Za-z]{2}(?<![A-Za-z0-9][A-Za-z]{2})[0-9]{2}(?:[ .-]?[A-Za-z0-9]{4}){2,7}"
+        r"(?:[ .-]?[A-Za-z0-9]{1,3})?(?![A-Za-z0-9])",
         extend=_iban_span,
         in_links=False,
         # Every IBAN holds a run of four digits or more, within a dozen characters of its start.
@@ -1042,7 +1061,9 @@ _RULES: tuple[_Rule, ...] = (
         r"(?<![A-Za-z0-9_.,/+:$€£¥=-])(?:[0-9]{13,19}"
         rf"|[0-9]{{4}}(?P<s>{_CARD_SEP})[0-9]{{4}}(?P=s)[0-9]{{4}}(?P=s)[0-9]{{1,4}}"
         r"(?:(?P=s)[0-9]{1,3})?"
-        rf"|[0-9]{{4}}(?P<t>{_CARD_SEP})[0-9]{{6}}(?P=t)[0-9]{{4,5}})"
+        rf"|[0-9]{{4}}(?P<t>{_CARD_SEP})[0-9]{{6}}(?P=t)[0-9]{{4,5}}"
+        # Two halves (4532015-1283...), or one digit at a time ("4 5 3 2 0 1 ...").
+        rf"|[0-9]{{8}}(?P<u>{_CARD_SEP})[0-9]{{8,11}}|[0-9](?: [0-9]){{12,18}})"
         r"(?![A-Za-z0-9_/]|[.,-][0-9])",
         check=_card_ok,
         in_links=False,
@@ -1079,13 +1100,14 @@ _RULES: tuple[_Rule, ...] = (
         r"|dni|nie|nif|nino|ni\s+number|tax\s+id|(?:id|identity)\s+card|steuer-?id"
         r"|steuer-?identifikationsnummer|steuernummer|idnr|identifikationsnummer|nir|insee"
         r"|s[eé]curit[eé]\s+sociale|s[eé]cu|codice\s+fiscale|cf|personnummer|pesel"
+        r"|reisepass|pasaporte|passeport|paspoort|passaporto|rijksregisternummer"
+        r"|henkilötunnus|hetu|cpr-?nummer|fødselsnummer"
         r"|(?:id|identity|identification)(?=\s{0,4}(?:number|no\b|nr\b|#)))"
         r"(?:\s{0,4}(?:number|num\b\.?|no\b\.?|nr\b\.?|#))?\s{0,4}(?:[:#=]|\bis\b|\bwas\b|\bes\b"
-        r"|\best\b|\bist\b|\bè\b|\bis\b)?\s{0,4}"
+        r"|\best\b|\bist\b|\bè\b|\bto\b|\bjest\b|\bär\b|\ber\b)?\s{0,4}"
         r"(?P<v>[0-9](?:[ .-]?[0-9]){3,15}"
         r"|(?=[a-z]{0,20}[0-9])[a-z0-9]{1,20}(?:-[a-z0-9]{1,20}){0,3})(?![\w-])",
-        # Six digits at least: "passport 2026 renewal" names a year.
-        check=_min_digits(6),
+        check=_id_value_ok,
         in_links=False,
         needs_digit=True,
         lower=True,
@@ -1094,18 +1116,42 @@ _RULES: tuple[_Rule, ...] = (
             "licen", "personalausweis", "dni", "nie", "nif", "nino", "ni number", "tax",
             "id number", "id no", "id nr", "id#", "id #", "id card", "identi", "steuer", "idnr",
             "nir", "insee", "sociale", "secu", "sécu", "fiscale", "cf", "personnummer", "pesel",
+            "reisepass", "pasaporte", "passeport", "paspoort", "passaporto", "rijksregister",
+            "henkilötunnus", "hetu", "cpr", "fødselsnummer",
         ),
         word_start=True,
     ),
-    # UK National Insurance numbers: two letters, three pairs of digits, a letter A-D.
+    # UK National Insurance numbers: two letters, three pairs of digits, a letter A-D; written
+    # together, in pairs (spaces or dashes), or as letters around the six digits.
     _Rule(
         "id",
         4,
-        r"(?<![A-Za-z0-9])[A-Za-z]{2} ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-Da-d](?![A-Za-z0-9])",
+        r"(?<![A-Za-z0-9])[A-Za-z]{2}(?:(?P<s>[ -]?)[0-9]{2}(?P=s)[0-9]{2}(?P=s)[0-9]{2}(?P=s)"
+        r"| [0-9]{6} )[A-Da-d](?![A-Za-z0-9])",
         check=_nino_ok,
         in_links=False,
         run=6,
         pad=(4, 4),
+    ),
+    # Belgian national numbers (YY.MM.DD-NNN.CC) and Finnish identity codes (DDMMYY-NNNC): the
+    # punctuation and the check digits are distinctive enough without a keyword.
+    _Rule(
+        "id",
+        4,
+        r"(?<![\w.,/+:$€£¥=-])[0-9]{2}\.[01][0-9]\.[0-3][0-9]-[0-9]{3}\.[0-9]{2}(?![\w]|[.,-][0-9])",
+        check=_belgian_id_ok,
+        in_links=False,
+        run=8,
+    ),
+    _Rule(
+        "id",
+        4,
+        r"(?<![\w.,/+:$€£¥=-])[0-3][0-9][01][0-9]{3}[-+A-FU-Ya-fu-y][0-9]{3}[0-9A-Ya-y]"
+        r"(?![\w-])",
+        check=_hetu_ok,
+        in_links=False,
+        run=6,
+        pad=(2, 6),
     ),
     # Dutch BSN written 1234.56.782, German tax id written 12 345 678 901: the shape plus the
     # check digit is enough without a keyword.
@@ -1183,7 +1229,9 @@ _RULES: tuple[_Rule, ...] = (
         "phone",
         5,
         # Not part of a longer row of numbers: "04 11 23 35 42 49" is a lottery draw.
-        r"(?<![\w.+/=:-])(?<![0-9] )0[0-9]{1,4}(?:[ ./-][0-9]{2,8}){1,4}(?![\w]|[ .,:/-][0-9])",
+        # The trunk part may sit in brackets: (020) 7946 0958, (0)6-12345678.
+        r"(?<![\w.+/=:-])(?<![0-9] )(?:0[0-9]{1,4}|\(0[0-9]{1,4}\) ?|\(0\) ?[1-9][0-9]{0,3})"
+        r"(?:[ ./-]?(?<=[ ./)-])[0-9]{2,8}){1,4}(?![\w]|[ .,:/-][0-9])",
         check=_digit_count(10, 11),
         in_links=False,
         run=11,
@@ -1205,7 +1253,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "address",
         6,
-        r"(?<![\w.,/:$€£-])(?P<n>[0-9]{1,5})[A-Za-z]?(?:-[0-9]{1,5})?,?\s{1,4}"
+        # A unit may come first: 5/12 Smith Street.
+        r"(?<![\w.,/:$€£-])(?:[0-9]{1,4}/)?(?P<n>[0-9]{1,5})[A-Za-z]?(?:-[0-9]{1,5})?,?\s{1,4}"
         rf"(?:(?:{_NAME}|[0-9]{{1,3}}(?:st|nd|rd|th))\s{{1,4}}){{1,4}}"
         rf"(?:{_STREET_SUFFIX})\b\.?(?:\s+(?:N|S|E|W|NE|NW|SE|SW)\b)?",
         check=_address_ok,
@@ -1256,16 +1305,16 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "address",
         6,
-        r"(?<![\w-])(?:Calle|Avenida|Avda\.|Av\.|Paseo|Rua|Rúa|Via|Viale|Piazza|Corso|Largo"
-        r"|Vicolo|Strada|Carrer|ul\.|ulica|al\.|aleja|pl\.|plac)\s{1,4}"
-        r"(?:(?:de|del|la|los|las|do|da|dos|das|di"
-        r"|della)\s{1,4}){0,3}[A-ZÀ-ÖØ-ÞŁŚŻŹĆŃÓ][\w'’-]{0,40}"
+        r"(?<![\w-])(?:(?:Calle|Avenida|Avda\.|Av\.|Paseo|Rua|Rúa|Via|Viale|Piazza|Corso"
+        r"|Largo|Vicolo|Strada|Carrer|ul\.|ulica|al\.|aleja|pl\.|plac)\s{1,4}|[Cc]/\s{0,4})"
+        r"(?:(?:de|del|la|los|las|do|da|dos|das|di|della|dei|degli|delle|dello)\s{1,4}){0,3}[A-ZÀ-ÖØ-ÞŁŚŻŹĆŃÓ][\w'’-]{0,40}"
         r"(?:\s{1,4}[A-ZÀ-ÖØ-ÞŁŚŻŹĆŃÓ][\w'’-]{0,40})?,?\s{1,4}(?:n[º°o]\.?\s{0,4})?[0-9]{1,5}(?![\w])",
         check=_not_a_count,
         in_links=False,
         needles=(
             "calle", "avenida", "avda.", "av.", "paseo", "rua", "rúa", "via", "viale", "piazza",
             "corso", "largo", "vicolo", "strada", "carrer", "ul.", "ulica", "al.", "aleja", "pl.",
+            "c/",
             "plac",
         ),
         needs_digit=True,
@@ -1275,7 +1324,7 @@ _RULES: tuple[_Rule, ...] = (
         6,
         r"(?<![\w.,/:-])[0-9]{1,4}(?:\s?(?:bis|ter))?,?\s{1,4}"
         r"(?i:rue|avenue|boulevard|bd|chemin|allée|impasse|quai|place)\s{1,4}"
-        r"(?:(?i:de|du|des|la|le|l'|d')\s{0,4}){0,3}[A-ZÀ-ÖØ-Þ][\w'’-]{0,40}",
+        r"(?:(?i:de|du|des|la|le|l'|d')\s{0,4}){0,3}[A-ZÀ-ÖØ-Þ][\w'’-]{1,40}",
         in_links=False,
         needles=("rue", "avenue", "boulevard", "bd", "chemin", "allée", "impasse", "quai", "place"),
         needs_digit=True,
@@ -1336,33 +1385,97 @@ def _emails(text: str) -> Iterator[tuple[int, int]]:
         while start > floor and (text[start - 1].isalnum() or text[start - 1] in _LOCAL_PUNCT):
             start -= 1
         floor = m.end()
-        # Nothing before '@' is a handle; '@user@instance.social' is a public fediverse handle.
+        # Nothing before '@' is a handle; '@user@instance.social' is a public fediverse handle;
+        # 'git@host:org/repo' is a clone address.
         if start == m.start() or (start and text[start - 1] == "@"):
+            continue
+        if text.startswith(":", m.end()) and text[m.end() + 1 : m.end() + 2].strip():
             continue
         yield start, m.end()
 
 
-# Base64 that wraps a secret: decoded (in bounded spans) and scrubbed on its own.
-_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}+={0,2}")
+# Base64 that wraps a secret: decoded (in bounded spans) and scrubbed on its own, two layers
+# deep at most.
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}+={0,2}")
 _BASE64_SPAN = 4096
+_BASE64_DEPTH = 2
 _URLSAFE = str.maketrans("-_", "+/")
+_LAYOUT = str.maketrans("", "", "\n\r\t")
+# "user:password", as HTTP Basic credentials carry them.
+_CREDENTIAL_PAIR = re.compile(r"[^\s:]{1,64}:(?P<v>\S{6,128})")
+_BASIC = re.compile(r"(?i:basic)\s{1,4}$")
 
 
-def _wrapped_secrets(text: str, depth: int) -> Iterator[tuple[int, int]]:
+def _decoded(run: str) -> str | None:
+    """The text a base64 run stands for, or None when it is not printable text."""
+    body = run.rstrip("=")
+    if len(body) > _BASE64_SPAN or (body.isalpha() and (body.islower() or body.isupper())):
+        return None
+    body = body.translate(_URLSAFE)
+    body += "=" * (-len(body) % 4)
+    try:
+        decoded = binascii.a2b_base64(body).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    if len(decoded) < 12 or not decoded.translate(_LAYOUT).isprintable():
+        return None
+    return decoded
+
+
+def _credential_pair(decoded: str, basic: bool) -> bool:
+    pair = _CREDENTIAL_PAIR.fullmatch(decoded)
+    if pair is None:
+        return False
+    value = pair.group("v")
+    return basic or (any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value))
+
+
+def _wrapped_secrets(text: str, depth: int) -> Iterator[tuple[int, int, str]]:
+    """Base64 runs whose text holds a finding, with the kind to report (secrets first)."""
     for m in _BASE64_RUN.finditer(text):
-        run = m.group(0)
-        body = run.rstrip("=")
-        if len(body) > _BASE64_SPAN or (body.isalpha() and (body.islower() or body.isupper())):
+        basic = _BASIC.search(text, max(0, m.start() - 10), m.start()) is not None
+        # Short runs only after "Basic": "admin:pass" fits in twenty characters.
+        if m.end() - m.start() < 24 and not basic:
             continue
-        body = body.translate(_URLSAFE)
-        body += "=" * (-len(body) % 4)
-        try:
-            decoded = binascii.a2b_base64(body).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError, ValueError):
+        decoded = _decoded(m.group(0))
+        if decoded is None:
             continue
-        if not decoded.isprintable() or len(decoded) < 12:
-            continue
-        if any(hit.kind in ("token", "password") for hit in _find(decoded, depth + 1)):
+        inner = _find(decoded, depth + 1)
+        if inner:
+            kinds = {hit.kind for hit in inner}
+            kind = next((k for k in ("token", "password") if k in kinds), None)
+            yield m.start(), m.end(), kind or min(inner, key=lambda h: h.rank).kind
+        elif _credential_pair(decoded, basic):
+            yield m.start(), m.end(), "token"
+
+
+# Seed phrases: twelve or more words in a row, however separated (spaces, commas, new lines,
+# dashes, numbers), nearly all of them from the BIP-39 list. Prose never qualifies: its short
+# words (a, I, of, to) break a run and its common ones (the, and, for, was) are not on the list.
+_SEED_WORD = r"[a-z]{3,8}(?![a-z0-9'’])"
+_SEED_GAP = (
+    r"(?:[ \t]{0,3}[,;|/-])?(?:[ \t]{0,3}\r?\n)?[ \t]{0,8}"
+    r"(?:(?:[0-9]{1,2}[.):-]|#[0-9]{1,2})[ \t]{0,3})?"
+)
+# A run's words never overlap its gaps (a gap holds no letter), so a failed run costs at most
+# a dozen words of backtracking.
+_SEED_RUN = re.compile(
+    rf"(?<![\w'’-])(?:[0-9]{{1,2}}[.):-][ \t]{{0,3}})?{_SEED_WORD}"
+    rf"(?:{_SEED_GAP}{_SEED_WORD}){{11,}}+"
+)
+_SEED_MIN_TEXT = 12 * 4 - 1
+_LETTERS = re.compile(r"[a-z]+")
+
+
+def _seed_phrases(lowered: str) -> Iterator[tuple[int, int]]:
+    for m in _SEED_RUN.finditer(lowered):
+        words = _LETTERS.findall(m.group(0))
+        listed = seed_words()
+        known = sum(1 for word in words if word in listed)
+        repeats = len(words) - len(set(words))
+        # A typo or two off the list (one in six words), and one repeat in a long phrase.
+        off_list = len(words) - known
+        if off_list <= len(words) // 6 and repeats <= (1 if len(words) >= 20 else 0):
             yield m.span()
 
 
@@ -1433,8 +1546,12 @@ def _find_in(text: str, depth: int) -> list[_Hit]:
         for start, end in _emails(text):
             if not marked.hits(start, end):
                 hits.append(_Hit(start, end, "email", _EMAIL_RANK))
-    if depth == 0:
-        for start, end in _wrapped_secrets(text, depth):
+    if depth < _BASE64_DEPTH:
+        for start, end, kind in _wrapped_secrets(text, depth):
+            if not marked.hits(start, end):
+                hits.append(_Hit(start, end, kind, 0))
+    if size >= _SEED_MIN_TEXT:
+        for start, end in _seed_phrases(lowered):
             if not marked.hits(start, end):
                 hits.append(_Hit(start, end, "token", 0))
     for rule in _RULES:

@@ -1,9 +1,11 @@
 """sync-log: carry the engagement log into person files and the journal (SPEC §9).
 
 Every event becomes an outbound entry in its person's file (kind = the action, my text, the
-link, the thread, their side if the log has a paraphrase); my own posts go to the journal.
-Dry runs sent nothing and are skipped; so are events of a forgotten person from before their
-tombstone.
+link, the thread); when the log has their side (`they`, a paraphrase of what I answered), that
+becomes an inbound entry of its own, so the ladder and the card know they reached me (see
+docs/log.md). My own posts go to the journal.
+Dry runs sent nothing and are skipped; so are all events of a forgotten handle or id, whatever
+their dates (a log cannot prove new contact; see docs/log.md).
 
 Idempotent by matching, not by bookkeeping: an event is the same as an entry that carries its
 URL; with no URL on the event, the same as an entry of the same kind with the same full text
@@ -101,7 +103,8 @@ class _Pending:
     """One event waiting for its person. The privacy gate runs at most once, and only when
     the event needs its text: an event whose URL is already on file is never gated."""
 
-    __slots__ = ("_me", "_reason", "_redacted", "_they", "event", "gated", "thread")
+    __slots__ = ("_me", "_reason", "_redacted", "_their_redacted", "_they", "event", "gated",
+                 "thread")
 
     def __init__(self, event: Event) -> None:
         self.event = event
@@ -110,18 +113,21 @@ class _Pending:
         self._me: str | None = None
         self._they: str | None = None
         self._redacted: tuple[str, ...] = ()
+        self._their_redacted: tuple[str, ...] = ()
         self._reason: str | None = None
 
     def _gate(self) -> None:
         if self.gated:
             return
-        gate = Gate()
+        gate, their_gate = Gate(), Gate()
         me = gate.text(self.event.text, MY_SIDE_LIMIT) if self.event.text else None
-        they = gate.text(self.event.they, THEIR_SIDE_LIMIT) if self.event.they else None
-        self._reason = self.event.withheld or gate.withheld
+        they = their_gate.text(self.event.they, THEIR_SIDE_LIMIT) if self.event.they else None
+        self._reason = self.event.withheld or gate.withheld or their_gate.withheld
         if self._reason is None:
             self._me, self._they = me or None, they or None
-        self._redacted = tuple(sorted(set(self.event.redacted) | gate.redacted))
+        self._redacted = tuple(sorted(set(self.event.redacted) | gate.redacted
+                                      | their_gate.redacted))
+        self._their_redacted = tuple(sorted(their_gate.redacted))
         self.gated = True
 
     @property
@@ -146,10 +152,37 @@ class _Pending:
 
     def entry(self) -> Entry:
         ev = self.event
-        return Entry(at=ev.at, kind=ev.action, direction="outbound", they=self.they, me=self.me,
+        return Entry(at=ev.at, kind=ev.action, direction="outbound", me=self.me,
                      link=ev.url, thread=self.thread, redacted=list(self.redacted),
                      withheld=f"{INJECTION_FLAG} ({self.withheld}); content not stored"
                      if self.withheld else None)
+
+    @property
+    def their_link(self) -> str | None:
+        """What I answered, when the log names it by URL: their post, their entry's link."""
+        target = self.event.in_reply_to
+        return target if target and target.startswith(("http://", "https://")) else None
+
+    def inbound(self) -> Entry | None:
+        """Their side, when the log has it: what they said to me, as an inbound entry."""
+        if self.they is None:
+            return None
+        ev = self.event
+        return Entry(at=ev.at, kind=inbound_kind(ev), direction="inbound", they=self.they,
+                     link=self.their_link, thread=self.thread,
+                     redacted=list(self._their_redacted))
+
+
+def inbound_kind(event: Event) -> str:
+    """How they reached me, read from my answer: a dm answers a dm; a reply inside a thread
+    answers their reply; anything else answers a mention."""
+    if event.action == "dm":
+        return "dm"
+    if event.action == "question":
+        return "question"
+    if event.thread and event.in_reply_to and event.thread not in event.in_reply_to:
+        return "reply"
+    return "mention"
 
 
 Target = Entry | CompactEntry
@@ -162,6 +195,7 @@ class _Matcher:
         self.by_link: dict[str, Target] = {}
         self.by_text: dict[tuple[str, str], list[Entry]] = {}
         self.by_moment: dict[tuple[datetime, str], list[Target]] = {}
+        self.by_their_text: dict[str, Entry] = {}
         for older in person.compacted:
             if older.link is not None:
                 self.by_link.setdefault(older.link, older)
@@ -172,6 +206,8 @@ class _Matcher:
             self.add(entry)
 
     def add(self, entry: Entry) -> None:
+        if entry.direction == "inbound" and entry.they is not None:
+            self.by_their_text.setdefault(entry.they, entry)
         if entry.link is not None:
             self.by_link.setdefault(entry.link, entry)
         if entry.me is not None:
@@ -201,6 +237,18 @@ class _Matcher:
         return next(iter(self.by_moment.get((ev.at, ev.action), ())), None)
 
 
+    def find_inbound(self, pending: _Pending, answer: Target | None) -> Target | None:
+        """Their side already on file: in the entry my answer merged into (one entry holding
+        both sides, as `remember` writes it), an entry with the link of what I answered, or
+        an inbound entry with the same paraphrase."""
+        if isinstance(answer, Entry) and answer.they is not None:
+            return answer
+        link = pending.their_link
+        if link is not None and link in self.by_link:
+            return self.by_link[link]
+        return self.by_their_text.get(pending.they) if pending.they is not None else None
+
+
 def _fill(target: Target, pending: _Pending) -> bool:
     """Fill what the entry lacks from the event; nothing on file is ever replaced."""
     changed = False
@@ -212,7 +260,7 @@ def _fill(target: Target, pending: _Pending) -> bool:
         filled = False
         if target.me is None and pending.me is not None:
             target.me, filled = pending.me, True
-        if target.they is None and pending.they is not None:
+        if target.they is None and pending.they is not None and target.direction == "inbound":
             target.they, filled = pending.they, True
         if filled:
             target.redacted = sorted(set(target.redacted) | set(pending.redacted))
@@ -253,7 +301,8 @@ def _apply(person: Person, pending: list[_Pending], stones: _Stones, *, under_lo
     tally = Tally()
     current = stones.current()
     alive = [p for p in pending
-             if not tombstones.buried(current, person.platform, person.handle, p.event.at)]
+             if not tombstones.forgotten(current, person.platform, person.handle,
+                                         p.event.person_id)]
     tally.forgotten = len(pending) - len(alive)
     if under_lock and not alive:
         raise _AllForgotten(tally.forgotten)
@@ -263,6 +312,12 @@ def _apply(person: Person, pending: list[_Pending], stones: _Stones, *, under_lo
         if ev.person_id is not None and person.id is None:
             person.id, tally.changed = ev.person_id, True
         target = matcher.find(item)
+        theirs = item.inbound() if item.withheld is None else None
+        if theirs is not None and matcher.find_inbound(item, target) is None:
+            person.entries.append(theirs)
+            matcher.add(theirs)
+            tally.added += 1
+            tally.changed = True
         if target is None:
             entry = item.entry()
             person.entries.append(entry)
@@ -415,7 +470,8 @@ def _read_log(log: Path, mark: Any, report: Report, stones: _Stones,
             elif item.mine:
                 found.posts.append(item)
             elif item.handle is not None:
-                if tombstones.buried(stones.stones, item.platform, item.handle, item.at):
+                if tombstones.forgotten(stones.stones, item.platform, item.handle,
+                                        item.person_id):
                     report.forgotten += 1
                 else:
                     found.buckets.setdefault((item.platform, item.handle),

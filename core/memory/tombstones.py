@@ -1,8 +1,11 @@
 """Tombstones: a forgotten person stays forgotten (SPEC §9).
 
-`forget` appends one line per person, `{"hash": ..., "time": ...}`, to `<home>/tombstones.jsonl`:
-a hash of platform and handle, never the handle itself. A later sync of an old log skips every
-event of that person from before the tombstone; an event after it is new contact.
+`forget` appends one line per handle and per stable id of the person, `{"hash": ..., "time":
+...}`, to `<home>/tombstones.jsonl`: a hash of platform and handle (or id), never the handle
+itself. `sync-log` carries no event of a buried handle or id, whatever the event's date: a log
+cannot tell a replay from new contact, and a date in a log proves nothing (docs/log.md). New
+contact reaches memory through the paths that write it directly (a send, `remember`, the batch
+replier), which check the fetched post's platform time against the tombstone (`buried`).
 
 The hash is unsalted on purpose (it must match the same account after any restore), so it hides
 the handle from a casual reader of the file, not from someone who guesses the handle and hashes
@@ -25,9 +28,21 @@ def person_hash(platform: str, handle: str) -> str:
     return hashlib.sha256(f"tactful-tombstone:{platform}/{handle}".encode()).hexdigest()
 
 
+def id_hash(platform: str, person_id: str) -> str:
+    return hashlib.sha256(f"tactful-tombstone-id:{platform}/{person_id}".encode()).hexdigest()
+
+
 def bury(home: Home, platform: str, handle: str, at: datetime) -> None:
+    _append(home, person_hash(platform, handle), at)
+
+
+def bury_id(home: Home, platform: str, person_id: str, at: datetime) -> None:
+    _append(home, id_hash(platform, person_id), at)
+
+
+def _append(home: Home, key: str, at: datetime) -> None:
     path = home.root / FILE
-    line = json.dumps({"hash": person_hash(platform, handle), "time": at.isoformat()})
+    line = json.dumps({"hash": key, "time": at.isoformat()})
     with locked(home.root / ".locks" / "tombstones.lock", what="the tombstones"), \
             open_regular(path, "a", encoding="utf-8") as f:
         f.write(line + "\n")
@@ -55,7 +70,18 @@ def load(home: Home) -> dict[str, datetime]:
     return found
 
 
-def buried(stones: dict[str, datetime], platform: str, handle: str, at: datetime) -> bool:
-    """True when an event at `at` about this person predates their tombstone."""
-    when = stones.get(person_hash(platform, handle))
-    return when is not None and at <= when
+def buried(stones: dict[str, datetime], platform: str, handle: str, at: datetime,
+           person_id: str | None = None) -> bool:
+    """True when something at `at` (a platform's own time) about this person predates their
+    tombstone, by handle or by id."""
+    keys = [person_hash(platform, handle)]
+    if person_id is not None:
+        keys.append(id_hash(platform, person_id))
+    return any((when := stones.get(key)) is not None and at <= when for key in keys)
+
+
+def forgotten(stones: dict[str, datetime], platform: str, handle: str,
+              person_id: str | None = None) -> bool:
+    """True when this handle or id was ever forgotten: a log's events never bring them back."""
+    return person_hash(platform, handle) in stones or (
+        person_id is not None and id_hash(platform, person_id) in stones)

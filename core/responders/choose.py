@@ -22,11 +22,12 @@ def responder_for(name: str | None, config: Config, host: Host, *, where: str,
     elif chosen == DEFAULT:
         settings = ResponderConfig()
     else:
-        raise BadInput(f"{where}: no responder {chosen!r} in the config (configured: "
+        raise BadInput(f"{config.where(where)}: no responder {chosen!r} in the config (configured: "
                        f"{', '.join(sorted(config.responders)) or 'none'})")
     kinds = host.collect("register_responders")
     if settings.kind not in kinds:
-        raise BadInput(f"responders.{chosen}.kind: no responder kind {settings.kind!r} is "
+        raise BadInput(f"{config.where(f'responders.{chosen}.kind')}: no responder kind "
+                       f"{settings.kind!r} is "
                        f"installed (installed: {', '.join(sorted(kinds)) or 'none'})")
     factory = kinds[settings.kind][1]
     made: Responder = factory(ResponderSettings(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tactful.core.hookspecs import Register, hookimpl
+from tactful.core.hookspecs import RegisterResponders, hookimpl
 
 if TYPE_CHECKING:
     from tactful.core.responders.base import Responder, ResponderSettings
@@ -33,7 +33,7 @@ def make_openai(settings: ResponderSettings) -> Responder:
 
 
 @hookimpl
-def register_responders(register: Register) -> None:
+def register_responders(register: RegisterResponders) -> None:
     register("template", make_template)
     register("command", make_command)
     register("openai", make_openai)

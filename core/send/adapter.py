@@ -161,7 +161,30 @@ class AdapterSettings:
     account: str
     base_url: str | None = None
     mode: str | None = None
+    # The platform's declared options (`Platform.options`): the config's values, filled by
+    # the host with the declared defaults (core/send/adapters.py).
     options: Mapping[str, object] = field(default_factory=dict)
+
+    def option(self, name: str) -> object:
+        """An option the platform declares, the one way adapters read them: the value given,
+        else the default its `Platform` declares (docs/hooks.md#register_platforms)."""
+        if name in self.options:
+            return self.options[name]
+        from tactful.core.memory import platforms
+
+        declared = platforms.facts(self.platform).option(name)
+        if declared is None:
+            raise TactfulError(f"{self.platform}: the adapter reads the option {name!r}, which "
+                               "its platform does not declare (Platform.options)")
+        return declared.default
+
+    def number(self, name: str) -> float:
+        """A number option, e.g. `settings.number("timeout")` (seconds per request)."""
+        value = self.option(name)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise BadInput(f"platforms.{self.platform}.{name}: expected a number, found "
+                           f"{type(value).__name__}; fix the config")
+        return float(value)
 
 
 # ---- what a platform can answer, as tactful errors (SPEC §11) ---------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from tactful.core.config.values import Config
 from tactful.core.errors import BadInput, TactfulError
+from tactful.core.memory import platforms
 from tactful.core.memory.handles import PLATFORM_NAME
 from tactful.core.plugins import Host
 from tactful.core.send.adapter import Adapter, AdapterSettings
@@ -16,13 +17,24 @@ from tactful.core.send.credentials import DEFAULT_ACCOUNT
 
 
 def settings_for(platform: str, config: Config) -> AdapterSettings:
+    """The platform's config section, with every option its `Platform` declares: the value
+    the file writes, else the declared default."""
     section = config.platform(platform)
+    declared = platforms.get(platform, ask_plugins=True)
+    options: dict[str, object] = {o.name: o.default
+                                  for o in (declared.options if declared else ())}
+    options.update(section.options)
     return AdapterSettings(platform=platform, account=section.account or DEFAULT_ACCOUNT,
-                           base_url=section.base_url, mode=section.mode)
+                           base_url=section.base_url, mode=section.mode, options=options)
 
 
 def adapter_for(platform: str, config: Config, host: Host) -> Adapter:
     registered = host.collect("register_adapters")
+    declared = platforms.get(platform, ask_plugins=True)
+    if declared is not None and declared.memory_only and platform not in registered:
+        raise BadInput(f"{platform} is a memory-only platform: tactful remembers, checks and "
+                       f"flags people there but never sends to it; send on one of "
+                       f"{', '.join(sorted(registered)) or 'no platform'} instead")
     if platform not in registered:
         broken = [e for e in host.load_errors if f"plugin {platform!r}" in e]
         if broken:

@@ -72,3 +72,20 @@ def store(platform: str, account: str, field: str, value: str) -> None:
         keyring.set_password(SERVICE, user_name(platform, account, field), value)
     except Exception as exc:  # noqa: BLE001
         raise _keyring_failed(exc) from None
+
+
+def delete(platform: str, account: str, field: str) -> bool:
+    """Remove one field; False when nothing was stored under it."""
+    import keyring
+    from keyring.errors import PasswordDeleteError
+
+    name = user_name(platform, account, field)
+    try:
+        if keyring.get_password(SERVICE, name) is None:
+            return False
+        keyring.delete_password(SERVICE, name)
+    except PasswordDeleteError:
+        return False
+    except Exception as exc:  # noqa: BLE001 — any backend failure is the keyring's, told plainly
+        raise _keyring_failed(exc) from None
+    return True

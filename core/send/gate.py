@@ -427,7 +427,8 @@ def _check_text(text: str, platform: str, adapter: Adapter) -> None:
                        "are not text); give plain text") from None
     length = adapter.text_length(text)
     if length > adapter.text_limit:
-        raise BadInput(f"--text is {length} characters; {platform} allows "
+        unit = getattr(adapter, "text_unit", "characters")  # as the platform counts them
+        raise BadInput(f"--text is {length} {unit}; {platform} allows "
                        f"{adapter.text_limit}: shorten it")
 
 

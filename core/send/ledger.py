@@ -9,9 +9,11 @@ after, so a crash in between leaves `pending` and a rerun refuses instead of pos
 that certainly failed (refused before the platform took it) releases its row. SQLite's own
 locking makes the claim atomic between processes.
 
-The text is kept for the operator (what was pending when it crashed); `forget` blanks it and the
-handle, and keeps the key (a hash of ids, naming no one) so that forgetting never re-opens a
-reply that went out.
+The text is scrubbed on the way in (secrets become `[redacted:KIND]`) and kept only until memory
+has the send (what was pending when it crashed, what a repair writes); then it goes. `forget`
+blanks the text and names of every send to, mentioning, naming or quoting the person, and keeps
+the key (a hash of ids, naming no one) so that forgetting never re-opens a reply that went out.
+`secure_delete` is on, and a forget vacuums, so deleted bytes do not linger in free pages.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from tactful.core.errors import MemoryUnavailable, Refused
+from tactful.core.memory.scrub import scrub
 from tactful.core.memory.sqlite import immediate
+from tactful.core.memory.traces import Trace
 
 FILE = "ledger.sqlite"
 PENDING, SENT = "pending", "sent"
@@ -61,6 +65,17 @@ _MIGRATIONS = (
     ALTER TABLE sends ADD COLUMN remembered INTEGER NOT NULL DEFAULT 1;
     """,
 )
+
+
+def _scrub_stored(db: sqlite3.Connection) -> None:
+    """Ledgers from before scrubbing: remembered sends lose their text, the rest is scrubbed."""
+    db.execute("UPDATE sends SET text = NULL WHERE remembered = 1")
+    for key, text in db.execute("SELECT key, text FROM sends WHERE text IS NOT NULL").fetchall():
+        db.execute("UPDATE sends SET text = ? WHERE key = ?", (scrub(text).text, key))
+
+
+# Steps in Python, after the SQL ones, numbered on from them.
+_PY_MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_scrub_stored,)
 
 
 def utc(at: datetime) -> str:
@@ -111,6 +126,7 @@ class Ledger:
         try:
             self.db = sqlite3.connect(self.path, timeout=15, isolation_level=None)
             self.db.execute("PRAGMA synchronous=FULL")
+            self.db.execute("PRAGMA secure_delete = ON")  # deleted text is zeroed, not left
             self._migrate()
             self.path.chmod(0o600)
         except sqlite3.Error as exc:
@@ -118,11 +134,20 @@ class Ledger:
 
     def _migrate(self) -> None:
         (done,) = self.db.execute("PRAGMA user_version").fetchone()
-        for number, script in enumerate(_MIGRATIONS[done:], start=done + 1):
+        steps: list[str | Callable[[sqlite3.Connection], None]] = [*_MIGRATIONS,
+                                                                   *_PY_MIGRATIONS]
+        if done >= len(steps):
+            return
+        for number, step in enumerate(steps[done:], start=done + 1):
             with self._transaction() as db:
-                for statement in filter(str.strip, script.split(";")):
-                    db.execute(statement)
+                if isinstance(step, str):
+                    for statement in filter(str.strip, step.split(";")):
+                        db.execute(statement)
+                else:
+                    step(db)
                 db.execute(f"PRAGMA user_version = {number}")
+        if done:
+            self.db.execute("VACUUM")  # no free page keeps what a migration blanked
 
     def _unavailable(self, exc: Exception) -> MemoryUnavailable:
         return MemoryUnavailable(f"the send ledger {self.path} cannot be used: {exc}; move it "
@@ -188,9 +213,11 @@ class Ledger:
         pass. With `again`, the earlier records stay (a sent one is never overwritten) and new
         rows are added under suffixed keys.
         """
+        kept = scrub(text).text if text is not None else None
         with self._transaction() as db:
             for check in checks:
                 check(db)
+
             def taken(names: list[str]) -> bool:
                 return any(db.execute("SELECT 1 FROM sends WHERE key = ?", (name,)).fetchone()
                            for name in names)
@@ -205,7 +232,7 @@ class Ledger:
                 "INSERT INTO sends (key, platform, action, reply_to, handle, thread, "
                 "mentions, text, state, started, alias, person_id, in_reply_to, remembered) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,0)",
-                [(key, platform, action, reply_to, handle, thread, " ".join(mentions), text,
+                [(key, platform, action, reply_to, handle, thread, " ".join(mentions), kept,
                   PENDING, utc(at), int(n > 0), person_id, in_reply_to)
                  for n, key in enumerate(keys)])
         return keys
@@ -215,13 +242,15 @@ class Ledger:
         """The post is out. Until `mark_remembered`, the row also says memory still lacks it."""
         with self._transaction() as db:
             db.executemany("UPDATE sends SET state = ?, finished = ?, post_id = ?, url = ?, "
-                           "remembered = ? WHERE key = ?",
-                           [(SENT, utc(at), post_id, url, int(remembered), key)
+                           "remembered = ?, text = CASE WHEN ? THEN NULL ELSE text END "
+                           "WHERE key = ?",
+                           [(SENT, utc(at), post_id, url, int(remembered), int(remembered), key)
                             for key in keys])
 
     def mark_remembered(self, keys: list[str]) -> None:
         with self._transaction() as db:
-            db.executemany("UPDATE sends SET remembered = 1 WHERE key = ?",
+            # Memory has it now: the ledger's copy of the text is no longer needed.
+            db.executemany("UPDATE sends SET remembered = 1, text = NULL WHERE key = ?",
                            [(key,) for key in keys])
 
     def unremembered(self) -> list[Unremembered]:
@@ -242,12 +271,18 @@ class Ledger:
                            [(key, PENDING) for key in keys])
 
     def forget(self, platform: str, handle: str) -> int:
-        """Blank the text and names of every send to or mentioning this person."""
+        return self.forget_trace(Trace.of(platform, [handle]))
+
+    def forget_trace(self, trace: Trace) -> int:
+        """Blank the text and names of every send to, mentioning, naming or quoting them."""
         with self._transaction() as db:
-            rows = db.execute("SELECT key, handle, mentions FROM sends WHERE platform = ?",
-                              (platform,)).fetchall()
-            keys = [(key,) for key, to, mentions in rows
-                    if to == handle or handle in mentions.split()]
+            rows = db.execute("SELECT key, handle, mentions, person_id, text, reply_to, "
+                              "in_reply_to, thread FROM sends WHERE platform = ?",
+                              (trace.platform,)).fetchall()
+            keys = [(key,) for key, to, mentions, person_id, *texts in rows
+                    if to in trace.handles or (person_id is not None and person_id in trace.ids)
+                    or not trace.handles.isdisjoint(mentions.split())
+                    or any(trace.names_them(t) for t in texts)]
             # The post replied to (a URL or a DID names them) goes too; the key is a hash.
             db.executemany("UPDATE sends SET text = NULL, handle = NULL, mentions = '', "
                            "thread = NULL, reply_to = NULL, person_id = NULL, "
@@ -285,8 +320,18 @@ def erase_person(root: Path, platform: str, handle: str, person_id: str | None =
         ledger.close()
 
 
+def erase_trace(root: Path, trace: Trace) -> int:
+    if not exists(root):
+        return 0
+    ledger = Ledger(root)
+    try:
+        return ledger.forget_trace(trace)
+    finally:
+        ledger.close()
+
+
 def register_for_forget() -> None:
     """Register the ledger with memory's forget (the application does this when it forgets)."""
     from tactful.core.memory import forgetting
 
-    forgetting.register_store("ledger rows blanked", erase_person)
+    forgetting.register_traced_store("ledger rows blanked", erase_trace)

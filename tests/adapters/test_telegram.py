@@ -162,6 +162,20 @@ def test_text_over_the_limit_is_refused_by_telegram_as_bad_input(
     assert [len(p["text"]) for p in emulator.sent()] == [4096]
 
 
+def test_emoji_text_at_the_limit_is_measured_as_telegram_measures_it(
+        emulator: TelegramEmulator, adapter: TelegramAdapter, session: Session) -> None:
+    # 2049 emoji are 2049 code points but 4098 UTF-16 code units: Telegram refuses them, and so
+    # does the adapter's count, which the gate applies before any credential is read.
+    alice = emulator.add_user("alice_dev")
+    emulator.add_post("alice_dev", "hi")
+    over, at_limit = "🙂" * 2049, "🙂" * 2048
+    assert adapter.text_length(over) > adapter.text_limit >= adapter.text_length(at_limit)
+    with pytest.raises(BadInput, match="too long"):
+        session.send(over, reply_to=None, to=alice, mentions={})
+    session.send(at_limit, reply_to=None, to=alice, mentions={})
+    assert [p["text"] for p in emulator.sent()] == [at_limit]
+
+
 # ---- the author lookup --------------------------------------------------------------------------
 
 def test_the_author_lookup_is_exactly_one_request(emulator: TelegramEmulator,

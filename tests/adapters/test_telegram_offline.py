@@ -102,10 +102,12 @@ def test_mentions_as_telegram_finds_them(adapter: TelegramAdapter, text: str,
     assert adapter.mentions(text) == expected
 
 
-def test_text_is_counted_in_characters(adapter: TelegramAdapter) -> None:
+def test_text_is_counted_in_utf16_code_units_as_telegram_counts(
+        adapter: TelegramAdapter) -> None:
     assert adapter.text_limit == 4096
-    assert adapter.text_length("é🙂a") == 3
+    assert adapter.text_length("é🙂a") == 4  # the emoji is two UTF-16 code units
     assert adapter.text_length("x" * 4096) == adapter.text_limit
+    assert adapter.text_length("🙂" * 2048) == adapter.text_limit
 
 
 def test_the_adapter_declares_the_contract(adapter: TelegramAdapter) -> None:

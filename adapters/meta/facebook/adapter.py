@@ -131,10 +131,10 @@ class FacebookAdapter:
     direct_kind = "mention"  # refused by check_request: a Page mentions no person
     resolves_handles = False  # handles are ids already
 
-    def __init__(self, settings: AdapterSettings, *, timeout: float = 10.0,
+    def __init__(self, settings: AdapterSettings, *, timeout: float | None = None,
                  recent_posts: int = 3) -> None:
         self.settings = settings
-        self.timeout = timeout
+        self.timeout = settings.number("timeout") if timeout is None else timeout
         self.recent_posts = recent_posts  # how many of the Page's newest posts fetch reads
 
     def parse_post(self, raw: str) -> PostRef:

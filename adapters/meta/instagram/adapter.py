@@ -139,11 +139,11 @@ class InstagramAdapter:
     resolves_handles = False  # the API turns no username into an id (docs/adapters/instagram.md)
     takes_images = True
 
-    def __init__(self, settings: AdapterSettings, *, timeout: float = 10.0,
+    def __init__(self, settings: AdapterSettings, *, timeout: float | None = None,
                  container_checks: int = 10, container_interval: float = 2.0,
                  recent_posts: int = 3, sleep: Callable[[float], None] = time.sleep) -> None:
         self.settings = settings
-        self.timeout = timeout
+        self.timeout = settings.number("timeout") if timeout is None else timeout
         # An image container takes Meta a few seconds to fetch and process.
         self.container_checks = container_checks
         self.container_interval = container_interval

@@ -183,11 +183,11 @@ class ThreadsAdapter:
     # and answers no id), so the gate checks every party Threads names by its handle.
     resolves_handles = False
 
-    def __init__(self, settings: AdapterSettings, *, timeout: float = 10.0,
+    def __init__(self, settings: AdapterSettings, *, timeout: float | None = None,
                  container_checks: int = 5, container_interval: float = 1.0,
                  recent_posts: int = 3, sleep: Callable[[float], None] = time.sleep) -> None:
         self.settings = settings
-        self.timeout = timeout
+        self.timeout = settings.number("timeout") if timeout is None else timeout
         # After creating a post container, how often to ask whether Meta finished processing it
         # and how long to wait between asks; a text container is usually ready at once.
         self.container_checks = container_checks
