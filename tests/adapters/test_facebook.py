@@ -268,3 +268,13 @@ def test_a_person_is_named_by_their_id_and_never_by_a_name(  # type: ignore[no-u
     assert cli("remember", "facebook", "0100000000000011", "--kind", "reply",
                "--they", "hi").code == 0
     assert (home / "people" / "facebook" / f"{ALICE}.md").exists()
+
+
+def test_a_page_account_that_is_not_an_id_is_refused_when_the_config_loads(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path, facebook: FacebookEmulator) -> None:
+    (tmp_path / "tactful.yaml").write_text(
+        f"platforms:\n  facebook:\n    account: galatea\n    base_url: {facebook.base_url}\n")
+    result = cli("send", "facebook", "--text", "hello", "--dry-run")
+    assert result.code == 2, result.err
+    assert "platforms.facebook.account" in result.err and "numeric id" in result.err
+    assert facebook.requests == [] and recording_keyring.reads() == []
