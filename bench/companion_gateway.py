@@ -1,37 +1,48 @@
-"""Benchmark the companion gateway's own overhead (issue 7).
+"""Benchmark the companion on its real path: Telegram updates arrive by aiogram long polling from
+the Telegram emulator running in ANOTHER process, and go through `on_message` (the limits, the
+join pause at 0, the per-chat mutex), the turn (the send gate and its ledger, the private store,
+the session files), and aiogram's sendMessage back to the emulator. Pacing is off (typing pace 0:
+no pauses; the typing indicator is still sent), and the responder is an instant in-process one.
 
-Side by side in one run, against the Telegram emulator on loopback with the real aiogram, pacing
-off (the typing pauses are skipped) and the join pause at 0:
-  * an in-process instant responder: messages per second per process, p50/p99 turn latency
-    (goal: at least 500 messages per second);
-  * the `command` responder (a tiny Python program per draft), to show what a process per
-    message costs;
-  * memory held by the gateway across 1,000 chats that have gone idle (goal: flat — no per-chat
-    state between turns), measured with tracemalloc around the gateway's own structures.
+Side by side in one run, on fresh homes:
+  * "per write": the store commits every write on its own (the commit pattern before writes
+    were grouped per turn);
+  * "grouped": the store's writes at a message's arrival go in one commit, and those after its
+    answer in one more (`CompanionStore.together`).
+Every state change is durable in both (synchronous=FULL, the rollback journal, secure_delete).
 
-Run: .venv/bin/python bench/companion_gateway.py [--messages 400] [--command-messages 40]
+Figures: messages per second from the moment the updates are queued until the last answer is
+in the emulator, durable commits per turn (counted on the store's and the ledger's
+connections), and the process's resident memory sampled every 50 ms over the run (start, peak,
+end), with the per-chat state the gateway still holds once every chat went idle.
+
+Run: .venv/bin/python bench/companion_gateway.py [--messages 300] [--repeat 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import io
+import contextlib
+import multiprocessing
+import os
 import random
 import statistics
-import sys
 import tempfile
+import threading
 import time
-import tracemalloc
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
-from tactful.adapters.telegram.companion import TelegramChannel, make_bot
-from tactful.adapters.telegram.emulator import TelegramEmulator
-from tactful.core.companion.gateway import Gateway, Incoming
-from tactful.core.config.values import CompanionConfig, ResponderConfig
-from tactful.core.responders.base import Prompt, Responder, ResponderSettings
-from tactful.core.responders.command import CommandResponder
+from tactful.adapters.telegram.companion import Companion, TelegramChannel, make_bot
+from tactful.core.companion.gateway import Gateway
+from tactful.core.companion.store import CompanionStore
+from tactful.core.config.values import CompanionConfig
+from tactful.core.responders.base import Prompt
 from tactful.core.schedule.events import EventLog
 from tactful.core.send.gate import Gate
 
@@ -41,86 +52,188 @@ class Instant:
         return "Sounds good!"
 
 
-async def _no_pause(seconds: float) -> None:
-    await asyncio.sleep(0)
+class PerWriteStore(CompanionStore):
+    """The store as it was: `together` groups nothing, so every write is its own commit."""
+
+    @contextlib.contextmanager
+    def together(self) -> Iterator[None]:
+        yield
 
 
-async def run(emulator: TelegramEmulator, home: Path, responder: Responder, messages: int,
-              users: int) -> tuple[float, list[float], Gateway]:
-    bot = make_bot(emulator.token, emulator.base_url)
-    log = EventLog(stream=io.StringIO())
-    config = CompanionConfig(join_seconds=0, window_messages=10_000, daily_cap=100_000,
-                             parallel_turns=8, turn_timeout=60)
+# ---- the emulator, in a process of its own --------------------------------------------------
+
+def _emulator_process(control: Connection) -> None:
+    from tactful.adapters.telegram.emulator import TelegramEmulator
+
+    with TelegramEmulator() as emulator:
+        control.send((emulator.token, emulator.base_url))
+        while True:
+            command, argument = control.recv()
+            if command == "users":
+                prefix, count = argument
+                for n in range(count):
+                    emulator.add_user(f"{prefix}_{n:05d}")
+                control.send(True)
+            elif command == "posts":
+                prefix, count = argument
+                for n in range(count):
+                    emulator.add_post(f"{prefix}_{n:05d}", f"message {n}")
+                control.send(True)
+            elif command == "polling":
+                control.send(len(emulator.calls("getUpdates")))
+            elif command == "sent":
+                control.send(len(emulator.sent()))
+            else:
+                control.send(True)
+                return
+
+
+class Remote:
+    """The emulator in another process, driven over a pipe."""
+
+    def __init__(self) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.control, child = context.Pipe()
+        self.process = context.Process(target=_emulator_process, args=(child,), daemon=True)
+        self.process.start()
+        self.token, self.base_url = self.control.recv()
+
+    def ask(self, command: str, argument: Any = None) -> Any:
+        self.control.send((command, argument))
+        return self.control.recv()
+
+    def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            self.ask("stop")
+        self.process.join(timeout=10)
+
+
+# ---- memory over the run ----------------------------------------------------------------------
+
+class Resident:
+    """Samples this process's resident memory every 50 ms while it runs."""
+
+    def __init__(self) -> None:
+        self.samples: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @staticmethod
+    def now() -> int:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.samples.append(self.now())
+            self._stop.wait(0.05)
+
+    def __enter__(self) -> Resident:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.samples.append(self.now())
+
+
+# ---- one variant --------------------------------------------------------------------------
+
+@dataclass
+class Figures:
+    rate: float
+    commits_per_turn: float
+    rss_start: int
+    rss_peak: int
+    rss_end: int
+    idle_state: int
+
+
+def _count_commits(connections: list[Any], counter: list[int]) -> None:
+    def trace(statement: str) -> None:
+        if statement.strip().upper().startswith("COMMIT"):
+            counter[0] += 1
+
+    for connection in connections:
+        connection.set_trace_callback(trace)
+
+
+async def _variant(remote: Remote, home: Path, messages: int, store_kind: type) -> Figures:
+    prefix = home.name.replace("-", "_")  # users of their own: nothing answered already
+    remote.ask("users", (prefix, messages))
+    bot = make_bot(remote.token, remote.base_url)
+    log = EventLog(stream=open(os.devnull, "w"))  # noqa: SIM115 — closed with the run
+    config = CompanionConfig(join_seconds=0, window_messages=100_000, daily_cap=100_000,
+                             parallel_turns=8, turn_timeout=60, typing_pace=0)
     gateway = Gateway(home=home, bot="bench", config=config, persona_name="bench",
-                      default_tz="UTC", responder=responder,
-                      channel=TelegramChannel(bot, log, sleep=_no_pause),
-                      gate=Gate.for_home(home), log=log,
-                      clock=lambda: datetime.now(UTC), rng=random.Random(1), sleep=_no_pause)
-    chats = [int(emulator.add_user(f"user_{n:05d}")) for n in range(users)]
-    arrivals = []
-    for n in range(messages):
-        ref = emulator.add_post(f"user_{n % users:05d}", f"message {n}")
-        chat, message = (int(x) for x in ref.split("/"))
-        arrivals.append(Incoming(chat, chat, message, datetime.now(UTC), f"message {n}"))
-    latencies: list[float] = []
-
-    async def one(message: Incoming) -> None:
-        started = time.perf_counter()
-        await gateway.turn(message.chat_id, [(message.message_id, message.text or "")],
-                           mode="reply")
-        latencies.append(time.perf_counter() - started)
-
-    for chat in chats:  # first contact, outside the timing
-        gateway.store.touch_user(chat, language_code="en", at=datetime.now(UTC), tz_default="UTC")
-    started = time.perf_counter()
-    await asyncio.gather(*(one(m) for m in arrivals))
-    elapsed = time.perf_counter() - started
-    await bot.session.close()
-    return messages / elapsed, latencies, gateway
+                      default_tz="UTC", responder=Instant(),
+                      channel=TelegramChannel(bot, log), gate=Gate.for_home(home), log=log,
+                      clock=lambda: datetime.now(UTC), rng=random.Random(1))
+    gateway.store.close()
+    gateway.store = store_kind(home, "bench")
+    commits = [0]
+    _count_commits([gateway.store.db, gateway.gate.ledger.db], commits)
+    companion = Companion(gateway, bot, log, gateway.clock, pass_every=24 * 3600, tick=3600)
+    stop = threading.Event()
+    running = asyncio.create_task(companion.run(stop))
+    try:
+        while remote.ask("polling") == 0:
+            await asyncio.sleep(0.05)
+        before, already = commits[0], remote.ask("sent")
+        with Resident() as memory:
+            started = time.perf_counter()
+            remote.ask("posts", (prefix, messages))
+            while remote.ask("sent") < already + messages:
+                await asyncio.sleep(0.02)
+            elapsed = time.perf_counter() - started
+        turns_commits = (commits[0] - before) / messages
+    finally:
+        stop.set()
+        await asyncio.wait_for(running, timeout=60)
+        idle = len(gateway._locks) + len(gateway._buffers)
+        gateway.close()
+        log.stream.close()  # type: ignore[union-attr]
+    return Figures(messages / elapsed, turns_commits, memory.samples[0], max(memory.samples),
+                   memory.samples[-1], idle)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--messages", type=int, default=400)
-    parser.add_argument("--command-messages", type=int, default=40)
+    parser.add_argument("--messages", type=int, default=300)
+    parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
-    print("gateway overhead against the Telegram emulator, pacing off, join pause 0\n")
-    print(f"{'responder':<22}{'msgs/s':>10}{'p50 ms':>10}{'p99 ms':>10}")
-    with tempfile.TemporaryDirectory() as tmp, TelegramEmulator() as emulator:
-        home = Path(tmp) / "home"
-        (home / "people").mkdir(parents=True)
-        rate, latencies, gateway = asyncio.run(run(emulator, home, Instant(), args.messages,
-                                                   users=args.messages))
-        _row("instant (in-process)", rate, latencies)
-        tracemalloc.start()
-        before = tracemalloc.take_snapshot()
-        held = len(gateway._locks) + len(gateway._buffers)
-        after = tracemalloc.take_snapshot()
-        tracemalloc.stop()
-        grown = sum(s.size_diff for s in after.compare_to(before, "filename"))
-        gateway.close()
-        script = Path(tmp) / "reply.py"
-        script.write_text("import sys; sys.stdin.read(); print('Sounds good!')\n")
-        command = CommandResponder(ResponderSettings(
-            "bench", ResponderConfig(kind="command", command=(sys.executable, str(script)),
-                                     timeout=30), lambda: None))
-        home2 = Path(tmp) / "home2"
-        (home2 / "people").mkdir(parents=True)
-        rate2, latencies2, gateway2 = asyncio.run(run(emulator, home2, command,
-                                                      args.command_messages,
-                                                      users=args.command_messages))
-        _row("command (a process)", rate2, latencies2)
-        gateway2.close()
-    print(f"\nper-chat state the gateway keeps after {args.messages} chats went idle: "
-          f"{held} entries ({grown} bytes grown while counting them); goal: 0 — flat")
-    print("goal: at least 500 messages per second per process with the instant responder")
+    variants = {"per write (before)": PerWriteStore, "grouped (now)": CompanionStore}
+    results: dict[str, list[Figures]] = {name: [] for name in variants}
+    remote = Remote()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for round_ in range(args.repeat):
+                for name, kind in variants.items():  # paired: the two sides alternate
+                    home = Path(tmp) / f"r{round_}-{kind.__name__.lower()}"
+                    (home / "people").mkdir(parents=True)
+                    results[name].append(asyncio.run(_variant(remote, home, args.messages,
+                                                              kind)))
+    finally:
+        remote.stop()
+    print(f"the companion's real path, {args.messages} messages from {args.messages} users, "
+          f"emulator in another process, pacing off, instant responder; median of "
+          f"{args.repeat}\n")
+    print(f"{'store commits':<22}{'msgs/s':>9}{'commits/turn':>14}{'RSS start':>11}"
+          f"{'peak':>9}{'end':>9}{'idle state':>12}")
+    medians = {}
+    for name, runs in results.items():
+        rate = statistics.median(r.rate for r in runs)
+        medians[name] = rate
+        print(f"{name:<22}{rate:>9.0f}{statistics.median(r.commits_per_turn for r in runs):>14.1f}"
+              f"{_mb(min(r.rss_start for r in runs)):>11}{_mb(max(r.rss_peak for r in runs)):>9}"
+              f"{_mb(max(r.rss_end for r in runs)):>9}{max(r.idle_state for r in runs):>12}")
+    before, now = medians.values()
+    print(f"\nratio grouped / per write: {now / before:.2f}×; goal: at least 1,000 messages/s")
 
 
-def _row(name: str, rate: float, latencies: list[float]) -> None:
-    ordered = sorted(latencies)
-    p50 = statistics.median(ordered) * 1000
-    p99 = ordered[max(0, int(len(ordered) * 0.99) - 1)] * 1000
-    print(f"{name:<22}{rate:>10.0f}{p50:>10.1f}{p99:>10.1f}")
+def _mb(size: int) -> str:
+    return f"{size / 2**20:.0f} MB"
 
 
 if __name__ == "__main__":

@@ -71,8 +71,8 @@ def test_no_file_anywhere_gives_the_built_in_defaults(tmp_path: Path) -> None:
     config = load_config(environ={}, cwd=tmp_path)
     assert config == Config()
     assert config.source is None
-    # an unset zone is UTC, never some place's (docs/scheduling.md)
-    assert config.persona == PersonaConfig("persona", "UTC", ())
+    # an unset zone is the documented default, which config check names (docs/scheduling.md)
+    assert config.persona == PersonaConfig("persona", "America/New_York", ())
     assert config.memory == MemoryConfig(None, 50, 20)
     assert config.platforms == {}
     assert config.platform("telegram") == PlatformConfig(None, False, None, None)
@@ -1107,12 +1107,14 @@ def test_a_zone_abbreviation_is_refused_naming_the_zone_of_a_place(
     assert "daylight saving" in message and f"e.g. {place}" in message
 
 
-def test_an_omitted_zone_is_utc_and_config_check_says_so(cli, tmp_path: Path) -> None:
+def test_an_omitted_zone_is_the_documented_default_and_config_check_says_so(
+        cli, tmp_path: Path) -> None:
     path = write(tmp_path, "persona:\n  name: p\n")
-    assert load_config(path, environ={}).persona.timezone == "UTC"
+    assert load_config(path, environ={}).persona.timezone == "America/New_York"
     result = cli("--config", str(path), "config", "check")
     assert result.code == 0, result.err
-    assert "time zone UTC (persona.timezone not set: UTC;" in result.out
+    assert ("time zone America/New_York (persona.timezone not set: the default "
+            "America/New_York;") in result.out
     path.write_text("persona:\n  name: p\n  timezone: Europe/Amsterdam\n")
     assert "not set" not in cli("--config", str(path), "config", "check").out
 

@@ -51,7 +51,7 @@ def test_forget_leaves_no_trace(  # type: ignore[no-untyped-def]
     old_log.write_bytes((home / "engagement.jsonl").read_bytes())
     result = cli("forget", "x", HANDLE)
     assert result.code == 0, result.err
-    assert "1 log events" in result.out and "tombstone written" in result.out
+    assert "1 log event," in result.out and "tombstone written" in result.out
     assert UNIQUE.encode() not in everything_under(home)
     assert f"x/{HANDLE}".encode() not in everything_under(home)
     assert f"x/@{HANDLE}".encode() not in everything_under(home)

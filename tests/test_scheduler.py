@@ -412,3 +412,14 @@ def test_run_refuses_a_kind_no_plugin_installs(tmp_path: Path, cli: Any) -> None
     result = cli("run")
     assert result.code == 2
     assert "routines.mystery.kind ('nosuch')" in error_line(result.err)
+
+
+def test_the_event_log_keeps_only_the_latest_events_in_memory() -> None:
+    # `tactful run` logs every companion turn: memory must not grow with the run's length.
+    stream = io.StringIO()
+    log = EventLog(stream=stream, keep=100)
+    for n in range(1_000):
+        log.emit("companion.turn", n=n)
+    assert len(log.events) == 100
+    assert [e["n"] for e in log.events] == list(range(900, 1_000))
+    assert len(stream.getvalue().splitlines()) == 1_000  # the stream has every one

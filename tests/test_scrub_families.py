@@ -217,6 +217,12 @@ def test_a_64_hex_private_key_is_redacted_whole_or_in_groups() -> None:
     assert redacted(groups(HEX_KEY, " ", 8), "token") == "[redacted:token]"
 
 
+def test_a_presigned_link_loses_its_signature_and_keeps_the_rest() -> None:
+    link = f"https://bucket.example.com/f?X-Amz-Date=20261201T000000Z&X-Amz-Signature={HEX_KEY}"
+    assert redacted(link, "token") == link.replace(HEX_KEY, "[redacted:token]")
+    assert scrub("signature: John Smith, CEO").kinds == ()
+
+
 def test_a_64_hex_digest_named_as_one_stays() -> None:
     text = f"sha256 of the release: {HEX_KEY}"
     assert scrub(text).text == text
@@ -376,6 +382,7 @@ def test_ids_with_a_wrong_check_stay() -> None:
     "text",
     [
         "(020) 7946 0958",
+        "(030) 901820",
         "(0)6-12345678",
         "+44 (0)20 7946 0958",
         "+٤٤ ٢٠ ٧٩٤٦ ٠٩٥٨",

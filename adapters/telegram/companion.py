@@ -18,7 +18,7 @@ import logging
 import random
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from aiogram import Bot, Dispatcher
@@ -32,7 +32,16 @@ from aiogram.exceptions import (
 )
 from aiogram.types import BotCommand, BufferedInputFile, Message
 
-from tactful.core.companion.gateway import COMMANDS, Blocked, Gateway, Incoming, file_line
+from tactful.core.companion.gateway import (
+    COMMANDS,
+    NOTES_JOB,
+    Blocked,
+    Gateway,
+    Incoming,
+    file_line,
+)
+from tactful.core.companion.timers import check as check_timers
+from tactful.core.companion.timers import precise_clock
 from tactful.core.errors import BadInput
 from tactful.core.memory.handles import normalize_handle
 from tactful.core.schedule.events import EventLog
@@ -147,9 +156,10 @@ class Companion:
 
     def __init__(self, gateway: Gateway, bot: Bot, log: EventLog,
                  clock: Callable[[], datetime], *, pass_every: float, tick: float = TICK,
-                 rng: random.Random | None = None) -> None:
+                 first_pass: float | None = None, rng: random.Random | None = None) -> None:
         self.gateway, self.bot, self.log, self.clock = gateway, bot, log, clock
         self.pass_every, self.tick = pass_every, tick
+        self.first_pass = pass_every if first_pass is None else first_pass
         self.rng = rng or random.Random()  # noqa: S311
         self.dispatcher = Dispatcher()
         self.dispatcher.message()(self._on_message)
@@ -190,7 +200,10 @@ class Companion:
             self.log.emit("companion.stop", bot=self.gateway.bot)
 
     async def _timers(self, stop: threading.Event) -> None:
-        last_pass = self.clock()
+        store = self.gateway.store
+        # When the pass is due lives in the store: a restart keeps the schedule.
+        if store.due_at(NOTES_JOB) is None:
+            store.set_due(NOTES_JOB, self.clock() + timedelta(seconds=self.first_pass))
         passing: asyncio.Task[None] | None = None
         while not stop.is_set():
             await asyncio.sleep(self.tick)
@@ -199,9 +212,11 @@ class Companion:
                     await step()
                 except Exception as exc:  # noqa: BLE001 — a step that fails tries next tick
                     self.log.emit("companion.timer_failed", error=type(exc).__name__)
-            if (self.clock() - last_pass).total_seconds() >= self.pass_every and \
-                    (passing is None or passing.done()):
-                last_pass = self.clock()
+            due = store.due_at(NOTES_JOB)
+            if (due is None or self.clock() >= due) and (passing is None or passing.done()):
+                # The next one is set first: a pass that crashes the process is not retried
+                # in a loop at every start.
+                store.set_due(NOTES_JOB, self.clock() + timedelta(seconds=self.pass_every))
                 # Its own task: a long pass must not hold back held answers and check-ins.
                 passing = asyncio.create_task(self._pass_and_sweep())
         if passing is not None and not passing.done():
@@ -226,10 +241,13 @@ async def serve(app: App, log: EventLog, stop: threading.Event) -> None:
     from tactful.core.send.adapters import settings_for
 
     config = app.config
+    timers = check_timers(config.companion)  # BadInput (exit 2) below a production floor
     settings = settings_for(NAME, config)
     token = credentials.read(NAME, settings.account, ("token",))["token"]
     bot = make_bot(token, settings.base_url)
     me = await bot.get_me()
+    # To the microsecond: pacing subtracts the responder's thinking time (timers.py).
+    clock = precise_clock(app.settings.tz, app.now)
     channel = TelegramChannel(bot, log)
     gateway = Gateway(
         home=app.home.root, bot=(me.username or settings.account).lower(),
@@ -237,10 +255,10 @@ async def serve(app: App, log: EventLog, stop: threading.Event) -> None:
         default_tz=config.persona.timezone,
         responder=responder_for(config.companion.responder, config, app.plugins,
                                 where="companion.responder"),
-        channel=channel, gate=app.make_gate(), log=log, clock=app.now)
+        channel=channel, gate=app.make_gate(), log=log, clock=clock)
     try:
-        companion = Companion(gateway, bot, log, app.now,
-                              pass_every=config.companion.memory_pass_hours * 3600)
+        companion = Companion(gateway, bot, log, clock, pass_every=timers.pass_every,
+                              tick=timers.release_tick, first_pass=timers.first_pass)
         await companion.run(stop)
     finally:
         gateway.close()

@@ -1,5 +1,6 @@
 """`tactful companion stats`: what the operator may see of the companion — counts, health and
-the memory pass's neutral summaries, never a chat (SPEC §15)."""
+the memory pass's neutral summaries, never a chat (docs/companion.md). `tactful companion pass`:
+run the memory pass now, for every bot in the home (or one), without waiting for its timer."""
 
 from __future__ import annotations
 
@@ -8,14 +9,18 @@ import argparse
 from tactful.core.cli.context import Context
 
 
+def _bots(context: Context) -> list[str]:
+    root = context.home.root / "companion"
+    # Only folders that hold a companion database: a stray folder is not a bot.
+    return sorted(p.name for p in root.iterdir()
+                  if (p / "companion.sqlite").is_file()) if root.is_dir() else []
+
+
 def stats(context: Context, args: argparse.Namespace) -> int:
     from tactful.core.companion.store import CompanionStore
 
     context.home.require_readable()
-    root = context.home.root / "companion"
-    # Only folders that hold a companion database: a stray folder is not a bot.
-    bots = sorted(p.name for p in root.iterdir()
-                  if (p / "companion.sqlite").is_file()) if root.is_dir() else []
+    bots = _bots(context)
     if not bots:
         print("companion: no bot has run in this home yet")
         return 0
@@ -30,4 +35,38 @@ def stats(context: Context, args: argparse.Namespace) -> int:
                                      for key, value in counts.items()))
         for summary in summaries:
             print(f"  {summary.at:%Y-%m-%d %H:%M} {summary.text}")
+    return 0
+
+
+def memory_pass(context: Context, args: argparse.Namespace) -> int:
+    """Rewrite the notes of every quiet chat now, as the timer would; prints counts only. The
+    schedule of the timed pass is left as it is."""
+    from tactful.core.companion.notes import run_pass
+    from tactful.core.companion.store import CompanionStore
+    from tactful.core.errors import BadInput
+    from tactful.core.responders.choose import responder_for
+
+    context.home.require_readable()
+    bots = _bots(context)
+    if args.bot is not None:
+        if args.bot not in bots:
+            raise BadInput(f"companion pass: no bot {args.bot!r} has run in this home "
+                           f"(bots: {', '.join(bots) or 'none'}); check --bot")
+        bots = [args.bot]
+    if not bots:
+        print("companion: no bot has run in this home yet")
+        return 0
+    companion = context.config.companion
+    responder = responder_for(companion.responder, context.config, context.plugins,
+                              where="companion.responder")
+    for bot in bots:
+        store = CompanionStore(context.home.root, bot)
+        try:
+            report = run_pass(store, context.home.root, bot, responder, context.now(),
+                              quiet_minutes=companion.quiet_minutes,
+                              pass_messages=companion.pass_messages)
+        finally:
+            store.close()
+        print(f"{bot}: " + ", ".join(f"{key.replace('_', ' ')} {value}"
+                                     for key, value in vars(report).items()))
     return 0

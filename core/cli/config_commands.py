@@ -38,10 +38,11 @@ def check(context: Context, args: argparse.Namespace) -> int:
 
 
 def _zone_note(config: Config) -> str:
-    """An omitted zone is UTC, never some place's: said, so the operator can choose."""
+    """An omitted zone is the documented default: said, so the operator sees and can choose."""
     if "persona.timezone" in config.lines:
         return ""
-    return " (persona.timezone not set: UTC; set it to the persona's zone, e.g. Europe/Amsterdam)"
+    return (" (persona.timezone not set: the default America/New_York; set it to the persona's "
+            "zone, e.g. Europe/Amsterdam)")
 
 
 def references(config: Config, plugins: Host, *, warn: bool = True) -> None:

@@ -319,6 +319,10 @@ def build_parser() -> _Parser:
                    "counts, health and neutral summaries; never chat text")
     stats.add_argument("--summaries", type=int, default=10, metavar="N",
                        help="how many of the latest neutral summaries to show")
+    now = actions.add_parser("pass", parents=[common],
+                             help="run the memory pass now: rewrite the notes of quiet chats")
+    now.set_defaults(target="tactful.core.cli.companion:memory_pass")
+    now.add_argument("--bot", metavar="NAME", help="only this bot (default: every bot)")
 
     actions = actions_of(command("config", "", "check the configuration file"))
     _json(action(actions, "check", "tactful.core.cli.config_commands:check",

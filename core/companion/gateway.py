@@ -35,6 +35,7 @@ from tactful.core.companion import checkins, limits, pacing, phrases
 from tactful.core.companion.prompting import Line, compose, persona_block
 from tactful.core.companion.session import Role, Session
 from tactful.core.companion.store import CompanionStore
+from tactful.core.companion.timers import Timers
 from tactful.core.config.values import CompanionConfig
 from tactful.core.errors import TactfulError
 from tactful.core.memory import check as checks
@@ -49,6 +50,7 @@ COMMANDS = ("start", "help", "memory", "forget", "export", "delete", "invite", "
             "timezone")
 GROUP_COMMANDS = ("start", "help")  # with `groups: true`; the rest act on a person's data
 HISTORY_TURNS = 20  # lines of recent history in a turn's prompt
+NOTES_JOB = "memory-pass"  # the store's name for the memory pass's schedule
 
 
 class Blocked(Exception):
@@ -136,6 +138,7 @@ class Gateway:
         self.log, self.clock = log, clock
         self.rng = rng or random.Random()  # noqa: S311 — jitter, not security
         self.sleep = sleep
+        self.timers = Timers.of(config)
         self.store = CompanionStore(home, bot)
         self.turns = asyncio.Semaphore(config.parallel_turns)
         # Drafts run in threads of their own: a draft that outlives its turn (a responder
@@ -153,12 +156,16 @@ class Gateway:
     # ---- what arrives ---------------------------------------------------------------------
 
     async def on_message(self, message: Incoming) -> None:
-        if not message.private and not self.config.groups:
-            return  # groups are ignored unless configured
         if message.text is None or not message.text.strip():
             return  # stickers, photos, empty: nothing to answer, nothing stored
         text = message.text.strip()
         command = _command_of(text)
+        if not message.private and not self.config.groups:
+            # Groups are ignored unless configured; only /start and /help get the one line
+            # that says so, and nothing of the group is stored.
+            if command in GROUP_COMMANDS and not self._do_not_engage(message):
+                await self._group_line(message)
+            return
         if self._do_not_engage(message):
             self.log.emit("companion.ignored", reason="do-not-engage")
             if command in ("delete", "forget") and message.private:
@@ -201,11 +208,20 @@ class Gateway:
         decision = self._rolling_day(message, times, decision)
         held = isinstance(decision, limits.Held) or \
             bool(self.store.pending(message.chat_id, kind="held"))
-        self.store.record_user_message(message.chat_id, message.at, counted=not held)
         if held:
             await self._hold(message, text, decision, user.language_code)
             return
         self._buffer(message, text)
+
+    async def _group_line(self, message: Incoming) -> None:
+        if self._answered(message.chat_id, f"{message.message_id}/answer"):
+            return  # redelivered after a restart
+        async with self._chat(message.chat_id):
+            await self._say(message.chat_id,
+                            phrases.pick("group_ignored", message.language_code, self.rng),
+                            key=self._inbound_key(message.chat_id,
+                                                  f"{message.message_id}/answer"),
+                            user_id=message.user_id, handle=message.handle)
 
     def _rolling_day(self, message: Incoming, times: list[datetime],
                      decision: limits.Allowed | limits.Held) -> limits.Allowed | limits.Held:
@@ -276,11 +292,24 @@ class Gateway:
 
     async def _hold(self, message: Incoming, text: str, decision: limits.Allowed | limits.Held,
                     language: str | None) -> None:
-        first = not self.store.pending(message.chat_id, kind="held")
+        # One release time per chat: every held message waits for the same moment and is
+        # answered in the same turn, merged in order. A later, longer hold (the daily cap
+        # reached while the window held) moves the whole chat's release, never part of it.
+        held = self.store.pending(message.chat_id, kind="held")
+        first = not held
+        current = max((p.release_at for p in held), default=None)
         until = decision.until if isinstance(decision, limits.Held) else self.clock()
-        release = limits.release_at(until, self.rng)
-        self.store.hold(message.chat_id, message.message_id, text, message.at, release,
-                        user_id=message.user_id, handle=message.handle)
+        moved = current is None or (isinstance(decision, limits.Held) and until > current)
+        if moved or current is None:
+            release = limits.release_at(until, self.rng, jitter=self.timers.release_jitter)
+        else:
+            release = current
+        with self.store.together():  # one commit: its time (not counted), the message, the move
+            if moved and current is not None:
+                self.store.move_release(message.chat_id, release)
+            self.store.record_user_message(message.chat_id, message.at, counted=False)
+            self.store.hold(message.chat_id, message.message_id, text, message.at, release,
+                            user_id=message.user_id, handle=message.handle)
         self.log.emit("companion.held", chat=message.chat_id,
                       reason=decision.reason if isinstance(decision, limits.Held) else "queued")
         if first:
@@ -291,9 +320,11 @@ class Gateway:
         # Kept in the store too: the platform counts the message as delivered, so a restart in
         # the pause (or while the responder thinks) must find it there; `release_pending`
         # answers it then, once.
-        self.store.hold(message.chat_id, message.message_id, text, message.at,
-                        message.at + timedelta(seconds=self.config.join_seconds),
-                        kind="queued", user_id=message.user_id, handle=message.handle)
+        with self.store.together():  # one commit: its time and the message
+            self.store.record_user_message(message.chat_id, message.at)
+            self.store.hold(message.chat_id, message.message_id, text, message.at,
+                            message.at + timedelta(seconds=self.config.join_seconds),
+                            kind="queued", user_id=message.user_id, handle=message.handle)
         self._start_pause(message.chat_id)
 
     def _start_pause(self, chat_id: int) -> None:
@@ -318,17 +349,20 @@ class Gateway:
         them, and the ledger keeps a second answer away)."""
         async with self._chat(chat_id), self.turns:
             now = self.clock()
-            waiting = [p for p in self.store.pending(chat_id)
-                       if p.kind == "queued" or (held_too and p.release_at <= now)]
+            pending = self.store.pending(chat_id)
+            # The chat's held messages go together once its release time came (rows from
+            # before one release per chat may differ: the earliest decides for all).
+            due = held_too and any(p.kind == "held" and p.release_at <= now for p in pending)
+            waiting = [p for p in pending if p.kind == "queued" or due]
             if not waiting:
                 return False
             items: list[tuple[int | str, str]] = [(p.message_id, p.text) for p in waiting]
             mode = "held" if any(p.kind == "held" for p in waiting) else "reply"
             senders = tuple(dict.fromkeys((p.user_id, p.handle) for p in waiting))
-            answered = await self._turn(chat_id, items, mode, senders)
-            if answered and mode == "held":
-                self.store.count_message(chat_id, self.clock())  # the answer counts, once
-            self.store.drop_pending(chat_id, [p.message_id for p in waiting])
+            drop = [p.message_id for p in waiting]
+            answered = await self._turn(chat_id, items, mode, senders, drop=drop)
+            if not answered:
+                self.store.drop_pending(chat_id, drop)  # (answered: with the turn's last write)
             return answered
 
     async def drain(self) -> None:
@@ -379,7 +413,10 @@ class Gateway:
         return not any(self._flagged(handle, user_id) for user_id, handle in senders)
 
     async def _turn(self, chat_id: int, items: list[tuple[int | str, str]], mode: str,
-                    senders: Senders = ()) -> bool:
+                    senders: Senders = (), drop: list[int] | None = None) -> bool:
+        """One turn; `drop`: the waiting messages it answers, dropped from the store in the
+        same commit as the bot's message time once a part went out (a held answer also counts
+        toward the window then, once)."""
         if not self._may_write(chat_id, mode, senders):
             return False
         items = [(m, t) for m, t in items if not self._answered(chat_id, m)]
@@ -413,7 +450,8 @@ class Gateway:
         if ticket is None:
             return False  # refused by the gate (a flagged @mention, a quota…), or a dry run
         thinking = (self.clock() - started).total_seconds()
-        delays = pacing.typing_delays(parts, thinking=thinking, rng=self.rng)
+        delays = pacing.typing_delays(parts, thinking=thinking, rng=self.rng,
+                                      pace=self.timers.typing_pace)
         said: list[tuple[Role, str, datetime]] = \
             [] if mode == "checkin" else [("user", text, started)]
         sent = 0
@@ -444,7 +482,12 @@ class Gateway:
             if sent or not said or said[0][0] == "user":
                 session.extend(said if sent else said[:1])
             if sent:
-                self.store.record_bot_message(chat_id, self.clock())
+                with self.store.together():
+                    self.store.record_bot_message(chat_id, self.clock())
+                    if drop is not None:
+                        if mode == "held":
+                            self.store.count_message(chat_id, self.clock())
+                        self.store.drop_pending(chat_id, drop)
         if sent:
             ticket.settle(Sent(id=str(items[-1][0])))
         else:
@@ -467,9 +510,11 @@ class Gateway:
         return reply or None
 
     async def _say(self, chat_id: int, text: str, *, key: str,
-                   user_id: int | None = None) -> bool:
+                   user_id: int | None = None, handle: str | None = None) -> bool:
         """One line to the chat (a hold line, a command's answer), through the gate."""
-        ticket = self._admit(self._request(chat_id, text, [key], user_id=user_id))
+        senders: Senders = ((user_id, handle),) if handle else ()
+        ticket = self._admit(self._request(chat_id, text, [key], user_id=user_id,
+                                           senders=senders))
         if ticket is None:
             return False
         try:

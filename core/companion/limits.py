@@ -55,7 +55,7 @@ class Held:
 
 
 def decide(times: Sequence[datetime], now: datetime, tz: tzinfo, *, window_messages: int,
-           window_minutes: int, daily_cap: int) -> Allowed | Held:
+           window_minutes: float, daily_cap: int) -> Allowed | Held:
     """May the user's message at `now` be answered now, given their earlier `times` (any order,
     not including this one)? See the module docstring for what `times` should hold."""
     stamps = [_utc(t) for t in times]
@@ -79,10 +79,13 @@ def decide(times: Sequence[datetime], now: datetime, tz: tzinfo, *, window_messa
     return max(holds, key=lambda hold: (hold.until, hold.reason == "daily"))
 
 
-def release_at(until: datetime, rng: random.Random) -> datetime:
-    """When to answer the held messages (UTC): a few seconds to half a minute after `until`."""
-    jitter = timedelta(seconds=rng.uniform(RELEASE_JITTER_MIN, RELEASE_JITTER_MAX))
-    return _utc(until) + jitter
+def release_at(until: datetime, rng: random.Random,
+               jitter: tuple[float, float] = (RELEASE_JITTER_MIN, RELEASE_JITTER_MAX)
+               ) -> datetime:
+    """When to answer the held messages (UTC): a few seconds to half a minute (`jitter`, in
+    seconds) after `until`."""
+    jitter_delta = timedelta(seconds=rng.uniform(*jitter))
+    return _utc(until) + jitter_delta
 
 
 def next_midnight(now: datetime, tz: tzinfo) -> datetime:

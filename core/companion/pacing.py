@@ -91,13 +91,15 @@ def split(reply: str) -> list[str]:
     return [_text(paragraphs, [c]) for c in chunks]
 
 
-def typing_delays(parts: list[str], *, thinking: float, rng: random.Random) -> list[float]:
+def typing_delays(parts: list[str], *, thinking: float, rng: random.Random,
+                  pace: float = 1.0) -> list[float]:
     """Seconds of typing to show before each part; the first is shortened by `thinking`, the
-    seconds the responder already took, because the user has been waiting that long already."""
+    seconds the responder already took, because the user has been waiting that long already.
+    `pace` scales every delay after the clamp (the `typing_pace` timer; 0: no pauses)."""
     delays = []
     for part in parts:
         raw = (TYPING_BASE + TYPING_PER_CHAR * len(part)) * rng.uniform(1 - JITTER, 1 + JITTER)
-        delays.append(min(MAX_DELAY, max(MIN_DELAY, raw)))
+        delays.append(min(MAX_DELAY, max(MIN_DELAY, raw)) * pace)
     if delays:
         delays[0] = max(0.0, delays[0] - max(0.0, thinking))
     return delays

@@ -31,6 +31,11 @@ Choices where SPEC is silent:
   not bring the user back. `invite_code` on an unknown chat raises `LookupError`.
 - "Active" in `stats` is a rolling 24 hours and 7 days, not a calendar day: users live in
   different zones.
+- `together()` groups writes into one transaction (one durable commit): a turn's writes at
+  arrival, and those after its answer (docs/companion.md, "Throughput").
+- This class is the companion's one seam to its database: nothing else runs SQL on it. Another
+  backend (PostgreSQL for several workers) would be a class with these methods, made where the
+  gateway makes its store (docs/companion.md, "Where another database would plug in").
 """
 
 from __future__ import annotations
@@ -158,7 +163,13 @@ def _v5(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE pending ADD COLUMN handle TEXT")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4, _v5]
+def _v6(db: sqlite3.Connection) -> None:
+    # When each recurring job (the memory pass) is next due: a restart keeps the schedule,
+    # so a bot restarted more often than the interval still rewrites notes.
+    db.execute("CREATE TABLE schedule (job TEXT PRIMARY KEY, due_at TEXT NOT NULL)")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4, _v5, _v6]
 
 _USER_COLUMNS = ("chat_id, language_code, timezone, started_at, last_user_at, last_bot_at, "
                  "paused, blocked, last_checkin_at, unanswered, last_pass_at, invite_code, "
@@ -178,6 +189,7 @@ class CompanionStore:
         folder = bot_folder(home, bot)
         self.path = folder / FILE
         self._lock = threading.RLock()
+        self._depth = 0  # > 0 inside `together`
         try:
             make_private_dirs(folder)
             os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
@@ -212,8 +224,23 @@ class CompanionStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock, immediate(self.db, self._unavailable) as db:
-            yield db
+        with self._lock:
+            if self._depth:  # inside `together`: one commit for all of it
+                yield self.db
+                return
+            with immediate(self.db, self._unavailable) as db:
+                self._depth += 1
+                try:
+                    yield db
+                finally:
+                    self._depth -= 1
+
+    @contextmanager
+    def together(self) -> Iterator[None]:
+        """The writes made inside, in one transaction: one durable commit instead of one each
+        (all of them, or none). A turn's writes at arrival and after its answer go this way."""
+        with self._transaction():
+            yield
 
     def _read(self, sql: str, args: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
         with self._lock:
@@ -390,6 +417,11 @@ class CompanionStore:
                     (chat_id, message_id, text, utc_text(at), utc_text(release_at), kind,
                      user_id, handle))
 
+    def move_release(self, chat_id: int, release_at: datetime) -> None:
+        """One release time for all of the chat's held messages (a longer hold moves it)."""
+        self._write("UPDATE pending SET release_at = ? WHERE chat_id = ? AND kind = 'held'",
+                    (utc_text(release_at), chat_id))
+
     def pending(self, chat_id: int, kind: str | None = None) -> list[Pending]:
         """The chat's waiting messages (of one kind, or all), oldest first, left in place."""
         rows = self._read("SELECT chat_id, message_id, text, at, release_at, kind, user_id, "
@@ -422,6 +454,16 @@ class CompanionStore:
         return removed
 
     # ---- the memory pass --------------------------------------------------------------------
+
+    def due_at(self, job: str) -> datetime | None:
+        """When the recurring `job` (e.g. "memory_pass") is next due; None: never scheduled."""
+        rows = self._read("SELECT due_at FROM schedule WHERE job = ?", (job,))
+        return _time(str(rows[0][0])) if rows else None
+
+    def set_due(self, job: str, at: datetime) -> None:
+        self._write("INSERT INTO schedule (job, due_at) VALUES (?, ?) "
+                    "ON CONFLICT (job) DO UPDATE SET due_at = excluded.due_at",
+                    (job, utc_text(at)))
 
     def chats_for_pass(self, now: datetime, quiet_minutes: int) -> list[int]:
         """Chats where the user wrote since their last pass and has been quiet since at least

@@ -179,14 +179,17 @@ class Integer(Kind):
 
 @dataclass(eq=False, repr=False)
 class Number(Kind):
-    """A number (an integer too, never a boolean), more than `above` and at most `at_most`."""
+    """A number (an integer too, never a boolean, never infinite): at least `at_least`, more
+    than `above`, at most `at_most`."""
 
     above: float | None = None
     at_most: float | None = None
+    at_least: float | None = None
     meaning: str = ""  # what it counts, e.g. "seconds per request"
 
     def expects(self) -> str:
-        bounds = [f"more than {self.above:g}" if self.above is not None else "",
+        bounds = [f"at least {self.at_least:g}" if self.at_least is not None else "",
+                  f"more than {self.above:g}" if self.above is not None else "",
                   f"at most {self.at_most:g}" if self.at_most is not None else ""]
         said = " and ".join(b for b in bounds if b)
         what = f" ({self.meaning})" if self.meaning else ""
@@ -200,7 +203,9 @@ class Number(Kind):
             number = isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d*)?\s*", value)
             raise _wrong(node, path, self.expects(), "remove the quotes" if number else None)
         if (self.above is not None and not value > self.above) or \
-                (self.at_most is not None and not value <= self.at_most) or value != value:
+                (self.at_least is not None and not value >= self.at_least) or \
+                (self.at_most is not None and not value <= self.at_most) or value != value \
+                or value in (float("inf"), float("-inf")):
             raise _wrong(node, path, self.expects())
         return float(value)
 
@@ -673,13 +678,20 @@ COMPANION = Section(
         Field("responder", Text(expected=_NAME_EXPECTED), optional=True),
         Field("prompt", FolderPath(), optional=True),
         Field("window_messages", Integer(minimum=1)),
-        Field("window_minutes", Integer(minimum=1)),
+        # Minutes and hours may be decimal: the timers' minimums are the companion's
+        # (docs/companion.md, "Timers"), so a test may shorten them.
+        Field("window_minutes", Number(at_least=0.001)),
         Field("daily_cap", Integer(minimum=1)),
         Field("join_seconds", Integer(minimum=0)),
         Field("parallel_turns", Integer(minimum=1)),
         Field("turn_timeout", Integer(minimum=1)),
         Field("history_days", Integer(minimum=1)),
-        Field("memory_pass_hours", Integer(minimum=1)),
+        Field("memory_pass_hours", Number(at_least=0.0001)),
+        Field("first_pass_minutes", Number(at_least=0), optional=True),
+        Field("typing_pace", Number(at_least=0)),
+        Field("release_tick_seconds", Number(at_least=0.01)),
+        Field("release_jitter_min_seconds", Number(at_least=0)),
+        Field("release_jitter_max_seconds", Number(at_least=0)),
         Field("quiet_minutes", Integer(minimum=0)),
         Field("pass_messages", Integer(minimum=1)),
         Field("default_timezone", Text(expected=_ZONE_EXPECTED, check=_time_zone),

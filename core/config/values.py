@@ -16,9 +16,9 @@ class PersonaConfig:
     """Who the persona is: its name, its time zone, and the operator's own accounts."""
 
     name: str = "persona"
-    # Not written: UTC, and `tactful config check` says so (docs/scheduling.md); never a
-    # zone of some place the operator did not choose.
-    timezone: str = "UTC"
+    # Not written: the documented default, and `tactful config check` says so
+    # (docs/scheduling.md), so it is never a silent choice.
+    timezone: str = "America/New_York"
     owners: tuple[str, ...] = ()  # "platform:handle", normalized
 
 
@@ -112,13 +112,20 @@ class CompanionConfig:
     responder: str | None = None  # a name under `responders:`; None: the template responder
     prompt: Path | None = None  # a file with the persona and mode blocks; None: a built-in one
     window_messages: int = 20  # the sliding window: at most this many messages ...
-    window_minutes: int = 10  # ... in this many minutes
+    window_minutes: float = 10  # ... in this many minutes
     daily_cap: int = 150  # messages per user per day, counted in the user's time zone
     join_seconds: int = 3  # messages closer than this are answered once, joined
     parallel_turns: int = 4  # turns running at once, across all chats
     turn_timeout: int = 60  # seconds a responder may take for one turn
     history_days: int = 30  # history is deleted this long after the user's last message
-    memory_pass_hours: int = 6
+    memory_pass_hours: float = 6
+    # The timers (docs/companion.md, "Timers"): below their production minimums only with
+    # TACTFUL_COMPANION_TEST_TIMERS=1 in the environment.
+    first_pass_minutes: float | None = None  # the first memory pass; None: a full interval
+    typing_pace: float = 1.0  # a factor on every typing pause; 0: none
+    release_tick_seconds: float = 15  # between looks at held messages and check-ins
+    release_jitter_min_seconds: float = 3  # a held answer goes this long after the window ...
+    release_jitter_max_seconds: float = 30  # ... at the latest this long after it
     quiet_minutes: int = 20  # a chat is rewritten by the memory pass only after this quiet
     pass_messages: int = 40  # the last this many messages go into the memory pass
     default_timezone: str | None = None  # for users who set none; None: persona.timezone

@@ -3,43 +3,49 @@
 It replaces what looks like a secret or a piece of personal data with a marker such as
 `[redacted:email]` and reports which kinds it removed, so the entry can say so. The kinds:
 
-- email: user@host.tld (also with a fullwidth or small ＠), "name [at] host [dot] tld",
-  "name at host dot com", defanged "user@host[.]com"; not @handles or user@instance handles
+- email: user@host.tld (also with a fullwidth or small ＠, or an odd full stop), "name [at]
+  host [dot] tld", "name [@] host [.] tld", "name at host dot com", defanged
+  "user@host[.]com"; not @handles, user@instance handles or git@host:org/repo
 - phone: +international (also "(+44)"), 00-international, (555) 123-4567 style, trunk-0
-  national numbers with spaces, dots, dashes or slashes, and any number after "phone:", "tel",
-  "mobile", ...
+  national numbers with spaces, dots, dashes or slashes (the trunk part may sit in brackets),
+  and any number after "phone:", "tel", "mobile", ...
 - password: the value after password/pw/passcode/PIN/wachtwoord/... and in user:pass@ links;
   after "my password is" a value of plain words or dash groups counts too ("purple monkey
   dishwasher", "tiger-lamp-orbit-nine"), prose does not ("is weak", "is case-sensitive")
 - token: provider keys (OpenAI, Anthropic, xAI, GitHub, GitLab, Slack, Stripe, Google, AWS,
   Azure, DigitalOcean, Alibaba, Hugging Face, npm, Telegram bots, X bearer), JWTs, private key
   blocks, Bearer/Authorization values, random-looking values after key/token/secret, and
-  unlabelled secrets: 40-character cloud secret keys, 64-hex private keys, WIF keys (checked),
-  extended private keys, seed phrases (12 to 24 plain words), and base64 that wraps any of these
-- card: 13-19 digits, plain or grouped by spaces, dashes, dots, slashes or underscores,
-  Luhn-valid and starting like a card (2-6)
+  unlabelled secrets: 40-character cloud secret keys, 64-hex private keys (whole or grouped),
+  WIF keys (checked), extended private keys, seed phrases (twelve or more BIP-39 words however
+  separated), and base64 that wraps a finding (two layers at most; the inner kind is reported)
+  or Basic credentials
+- card: 13-19 digits, plain or grouped by spaces, dashes, dots, slashes, underscores,
+  backslashes, bars or asterisks (or in halves, or digit by digit), Luhn-valid and starting like
+  a card (2-6)
 - id: US SSNs, UK National Insurance numbers, Dutch BSNs (11-check), German tax ids (check
   digit), French NIRs (key), Spanish DNI/NIE (check letter), Italian codici fiscali (check
-  letter), and numbers after passport/SSN/BSN/national id/driver's license/Steuer-ID/...
-- bank: IBANs (mod-97, any case, spaced or dashed), account/routing/sort-code numbers after
-  their keyword
+  letter), Belgian national numbers (mod 97), Finnish identity codes (check character), and
+  numbers after passport/SSN/BSN/national id/driver's license/Steuer-ID/PESEL/...
+- bank: IBANs (mod-97, any case, spaced, dashed or dotted), account/routing/sort-code
+  numbers after their keyword
 - address: house number + street + suffix (Street, Ave, Loop, Grove, Mews...; lower case too
   after "live at", "ship to"...), Dutch/German/Nordic/Finnish glued streets (Kerkstraat 12,
   Kungsgatan 5), French/Spanish/Portuguese/Italian/Polish/Hungarian forms, P.O. Box/Postbus
 
 Design choices, all in favour of leaving ordinary prose alone:
 
-- Structured numbers are validated, not just shaped: card numbers must pass Luhn and start like
-  a real card, IBANs must pass mod-97, national ids their check digit or letter, WIF keys their
-  checksum, SSNs must fall in assignable ranges.
+- Structured numbers are validated, not just shaped (core/memory/checksums.py): card numbers
+  must pass Luhn and start like a real card, IBANs must pass mod-97, national ids their check
+  digit or letter, WIF keys their checksum, SSNs must fall in assignable ranges.
 - A bare run of digits is never a phone or an ID on its own: phones need a `+`, separators or a
   keyword; IDs and account numbers need a keyword or a checksummed national format. Links keep
   their digits (status ids).
 - Keyword rules keep the keyword and redact only the value, so the line still reads.
 - Markers already in the text are never touched, and scrubbing repeats until a pass finds
   nothing, which makes `scrub` idempotent by construction rather than by luck.
-- The rules read a normalized view of the text: fullwidth forms as ASCII, non-breaking and
-  other odd spaces as spaces, odd hyphens as '-', zero-width characters left out. Each finding
+- The rules read a normalized view of the text: fullwidth forms and every script's decimal
+  digits as ASCII, non-breaking and other odd spaces as spaces, odd hyphens as '-', odd full
+  stops as '.', zero-width characters left out. Each finding
   is mapped back to the original, so everything outside a marker is kept byte for byte.
 
 Cost is linear in the length of the text. Every pattern either consumes what it scans or is
@@ -61,6 +67,19 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from tactful.core.memory.checksums import (
+    aba_ok,
+    belgian_id_ok,
+    bsn_ok,
+    card_number_ok,
+    codice_fiscale_ok,
+    dni_ok,
+    hetu_ok,
+    iban_ok,
+    nir_ok,
+    steuer_id_ok,
+    wif_ok,
+)
 from tactful.core.memory.seedwords import seed_words
 
 __all__ = ["KINDS", "Scrubbed", "scrub"]
@@ -118,13 +137,18 @@ _VIEW_TABLE = {
 class _ViewTable(dict[int, int]):
     """The table above, plus every other decimal digit (Arabic-Indic, Devanagari, mathematical
     bold...) read as its ASCII digit. Looked up lazily: only characters that turn up are asked
-    about, and each answer is kept."""
+    about, and the answers are kept, up to a bound (a text of every code point must not grow
+    the table without end)."""
 
     def __missing__(self, cp: int) -> int:
         digit = unicodedata.decimal(chr(cp), None)
         value = cp if digit is None else 48 + digit
-        self[cp] = value
+        if len(self) < _VIEW_CACHE:
+            self[cp] = value
         return value
+
+
+_VIEW_CACHE = 50_000
 
 
 _VIEW = _ViewTable(_VIEW_TABLE)
@@ -178,38 +202,8 @@ def _digits(s: str) -> str:
     return "".join(ch for ch in s if "0" <= ch <= "9")
 
 
-def _luhn(number: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(number)):
-        d = ord(ch) - 48
-        if i % 2:
-            d *= 2
-            if d > 9:
-                d -= 9
-        total += d
-    return total % 10 == 0
-
-
-def _card_number_ok(number: str) -> bool:
-    # Issuers start at 2..6; that also spares snowflake ids (they start with 1) and zero runs.
-    return 13 <= len(number) <= 19 and number[0] in "23456" and _luhn(number)
-
-
 def _card_ok(m: re.Match[str], text: str) -> bool:
-    return _card_number_ok(_digits(_value(m, text)))
-
-
-# Lengths for the countries that issue IBANs; an unknown country still needs a sane length.
-_IBAN_LENGTHS = {
-    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22,
-    "BR": 29, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20,
-    "ES": 24, "FI": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27,
-    "GT": 28, "HR": 21, "HU": 28, "IE": 22, "IL": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30,
-    "KZ": 20, "LB": 28, "LI": 21, "LT": 20, "LU": 20, "LV": 21, "MC": 27, "MD": 24, "ME": 22,
-    "MK": 19, "MR": 27, "MT": 31, "MU": 30, "NL": 18, "NO": 15, "PK": 24, "PL": 28, "PS": 29,
-    "PT": 25, "QA": 29, "RO": 24, "RS": 22, "SA": 24, "SE": 24, "SI": 19, "SK": 24, "SM": 27,
-    "TN": 24, "TR": 26, "UA": 29, "VG": 24, "XK": 20,
-}  # fmt: skip
+    return card_number_ok(_digits(_value(m, text)))
 
 
 _IBAN_TAIL = re.compile(r"[ .-][A-Za-z0-9]{1,8}$")
@@ -220,27 +214,13 @@ def _iban_span(m: re.Match[str], text: str) -> tuple[int, int] | None:
     ("be68539007547034 is the club account")."""
     raw = m.group(0)
     for _ in range(3):
-        if _iban_valid(raw):
+        if iban_ok(raw):
             return m.start(), m.start() + len(raw)
         tail = _IBAN_TAIL.search(raw)
         if tail is None:
             return None
         raw = raw[: tail.start()]
     return None
-
-
-def _iban_valid(raw: str) -> bool:
-    iban = raw.replace(" ", "").replace("-", "").replace(".", "").upper()
-    expected = _IBAN_LENGTHS.get(iban[:2])
-    if expected is None:
-        # Lower case is only trusted for a country that issues IBANs.
-        if not raw[:2].isupper() or not 15 <= len(iban) <= 34:
-            return False
-    elif len(iban) != expected:
-        return False
-    # Move the country and check digits to the end, letters count as 10..35, then mod 97.
-    numeric = "".join(str(int(ch, 36)) for ch in iban[4:] + iban[:4])
-    return int(numeric) % 97 == 1
 
 
 def _entropy(s: str) -> float:
@@ -301,23 +281,8 @@ def _hex_key(m: re.Match[str], text: str) -> bool:
     return _HASH_WORDS.search(text[max(0, m.start() - 40) : m.start()].lower()) is None
 
 
-_BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-_BASE58_VALUE = {ch: i for i, ch in enumerate(_BASE58)}
-
-
 def _wif_ok(m: re.Match[str], text: str) -> bool:
-    """Wallet import format: base58 of 0x80, 32 key bytes, an optional 0x01, and a checksum
-    (the first four bytes of a double SHA-256)."""
-    import hashlib  # only when something shaped like a key turns up
-
-    number = 0
-    for ch in m.group(0):
-        number = number * 58 + _BASE58_VALUE[ch]
-    raw = number.to_bytes((number.bit_length() + 7) // 8, "big")
-    if len(raw) not in (37, 38) or raw[0] != 0x80 or (len(raw) == 38 and raw[33] != 0x01):
-        return False
-    body, checksum = raw[:-4], raw[-4:]
-    return hashlib.sha256(hashlib.sha256(body).digest()).digest()[:4] == checksum
+    return wif_ok(m.group(0))
 
 
 # --- national ids
@@ -338,79 +303,31 @@ def _id_value_ok(m: re.Match[str], text: str) -> bool:
 
 
 def _belgian_id_ok(m: re.Match[str], text: str) -> bool:
-    """Belgian national number: 97 minus the first nine digits mod 97 (with a leading 2 for
-    those born from 2000 on)."""
-    digits = _digits(m.group(0))
-    body, check = int(digits[:9]), int(digits[9:])
-    return check in (97 - body % 97, 97 - (2_000_000_000 + body) % 97)
-
-
-_HETU_CHECK = "0123456789ABCDEFHJKLMNPRSTUVWXY"
+    return belgian_id_ok(_digits(m.group(0)))
 
 
 def _hetu_ok(m: re.Match[str], text: str) -> bool:
-    """Finnish personal identity code: the check character indexes DDMMYYNNN mod 31."""
-    value = m.group(0).upper()
-    return _HETU_CHECK[int(value[:6] + value[7:10]) % 31] == value[10]
+    return hetu_ok(m.group(0))
 
 
 def _bsn_ok(m: re.Match[str], text: str) -> bool:
-    d = [int(ch) for ch in _digits(_value(m, text))]
-    if len(d) != 9 or (d[0] == 0 and d[1] == 0):
-        return False
-    return (sum(d[i] * (9 - i) for i in range(8)) - d[8]) % 11 == 0
+    return bsn_ok(_digits(_value(m, text)))
 
 
 def _steuer_id_ok(m: re.Match[str], text: str) -> bool:
-    digits = _digits(_value(m, text))
-    if len(digits) != 11 or digits[0] == "0":
-        return False
-    product = 10
-    for ch in digits[:10]:
-        total = (int(ch) + product) % 10 or 10
-        product = (2 * total) % 11
-    check = 11 - product
-    return (0 if check == 10 else check) == int(digits[10])
+    return steuer_id_ok(_digits(_value(m, text)))
 
 
 def _nir_ok(m: re.Match[str], text: str) -> bool:
-    value = m.group(0).replace(" ", "").upper()
-    if len(value) != 15:
-        return False
-    body = value[:13].replace("2A", "19").replace("2B", "18")
-    if not body.isdigit() or not value[13:].isdigit():
-        return False
-    return 97 - int(body) % 97 == int(value[13:])
-
-
-_DNI_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"
+    return nir_ok(m.group(0))
 
 
 def _dni_ok(m: re.Match[str], text: str) -> bool:
-    value = re.sub(r"[\s-]", "", m.group(0)).upper()
-    if value[0] in "XYZ":
-        value = str("XYZ".index(value[0])) + value[1:]
-    return value[:-1].isdigit() and _DNI_LETTERS[int(value[:-1]) % 23] == value[-1]
-
-
-_CF_ODD = dict(
-    zip(
-        "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ",
-        (1, 0, 5, 7, 9, 13, 15, 17, 19, 21, 1, 0, 5, 7, 9, 13, 15, 17, 19, 21, 2, 4, 18, 20, 11,
-         3, 6, 8, 12, 14, 16, 10, 22, 25, 24, 23),
-        strict=True,
-    )
-)
+    return dni_ok(m.group(0))
 
 
 def _codice_fiscale_ok(m: re.Match[str], text: str) -> bool:
-    value = m.group(0).upper()
-    if value[8] not in "ABCDEHLMPRST":
-        return False
-    total = 0
-    for i, ch in enumerate(value[:15]):
-        total += _CF_ODD[ch] if i % 2 == 0 else (int(ch) if ch.isdigit() else ord(ch) - 65)
-    return chr(65 + total % 26) == value[15]
+    return codice_fiscale_ok(m.group(0))
 
 
 # --- passwords
@@ -524,11 +441,7 @@ def _password_colon(m: re.Match[str], text: str) -> tuple[int, int] | None:
 
 
 def _aba_ok(m: re.Match[str], text: str) -> bool:
-    """US routing numbers carry a weighted check digit (3, 7, 1)."""
-    d = [int(ch) for ch in _digits(_value(m, text))]
-    if len(d) != 9:
-        return False
-    return (3 * (d[0] + d[3] + d[6]) + 7 * (d[1] + d[4] + d[7]) + d[2] + d[5] + d[8]) % 10 == 0
+    return aba_ok(_digits(_value(m, text)))
 
 
 def _min_digits(n: int) -> _Check:
@@ -536,6 +449,13 @@ def _min_digits(n: int) -> _Check:
         return len(_digits(_value(m, text))) >= n
 
     return check
+
+
+def _trunk_phone_ok(m: re.Match[str], text: str) -> bool:
+    """Ten or eleven digits; nine when the area code sits in brackets, a phone's own way of
+    writing it: (030) 901820."""
+    count = len(_digits(m.group(0)))
+    return (9 if m.group(0).startswith("(") else 10) <= count <= 11
 
 
 def _digit_count(low: int, high: int) -> _Check:
@@ -767,7 +687,7 @@ _API_WORDS = (
     r"(?:api[_ -]?key|apikey|x-api-key|access[_ -]?key|secret[_ -]?key|access[_ -]?token"
     r"|auth[_ -]?token|refresh[_ -]?token|id[_ -]?token|session[_ -]?(?:id|token|key)"
     r"|client[_ -]?secret|private[_ -]?key|signing[_ -]?key|accountkey|sharedaccesskey"
-    r"|shared[_ -]?access[_ -]?(?:key|signature)|secret|token|key|sig|credentials?)"
+    r"|shared[_ -]?access[_ -]?(?:key|signature)|secret|token|key|signature|sig|credentials?)"
     r"(?:[_-][A-Za-z0-9]{1,20}){0,4}\b[\"']?"
 )
 
@@ -1232,7 +1152,7 @@ _RULES: tuple[_Rule, ...] = (
         # The trunk part may sit in brackets: (020) 7946 0958, (0)6-12345678.
         r"(?<![\w.+/=:-])(?<![0-9] )(?:0[0-9]{1,4}|\(0[0-9]{1,4}\) ?|\(0\) ?[1-9][0-9]{0,3})"
         r"(?:[ ./-]?(?<=[ ./)-])[0-9]{2,8}){1,4}(?![\w]|[ .,:/-][0-9])",
-        check=_digit_count(10, 11),
+        check=_trunk_phone_ok,
         in_links=False,
         run=11,
     ),

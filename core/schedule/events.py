@@ -10,19 +10,24 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import IO, Any
 
 MAX_VALUE = 120  # a reason, a name, a URL; never a message
+KEEP = 1_000  # events kept in memory; older ones are only in the stream
 
 
 class EventLog:
     def __init__(self, stream: IO[str] | None = None,
-                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+                 keep: int = KEEP) -> None:
         self.stream = stream
         self.clock = clock
-        self.events: list[dict[str, Any]] = []  # kept for the caller's summary
+        # The latest `keep`, for the caller's summary: a long `tactful run` (the companion
+        # logs every turn) must not grow without bound; the stream has them all.
+        self.events: deque[dict[str, Any]] = deque(maxlen=keep)
         self._lock = threading.Lock()
 
     def emit(self, event: str, **fields: Any) -> None:

@@ -551,3 +551,35 @@ async def test_a_malformed_update_logs_no_message_text(home: Path, caplog) -> No
     logged = log.getvalue() + "\n".join(r.getMessage() for r in caplog.records)
     assert "ClientDecodeError" in logged or len(emulator.calls("getUpdates")) >= 3
     assert UNIQUE not in logged
+
+
+async def test_in_a_group_start_and_help_get_the_one_on_one_line_and_nothing_else(
+        home: Path) -> None:
+    # The default config (groups off), through polling: what Telegram delivers in a group.
+    (home / "people").mkdir(parents=True)
+    with TelegramEmulator() as emulator:
+        clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
+        responder = Scripted(["Hello group!"])
+        gateway = make_gateway(emulator, home, responder, clock, [], io.StringIO(),
+                               CompanionConfig(join_seconds=0))
+        bot = gateway.channel.bot  # type: ignore[attr-defined]
+        companion = Companion(gateway, bot, gateway.log, clock, pass_every=3600, tick=0.1)
+        stop = threading.Event()
+        task = asyncio.create_task(companion.run(stop))
+        group = emulator.add_group("book club")
+        try:
+            await until(lambda: bool(emulator.commands))  # polling has started
+            for text in ("hello everyone", "/start", f"/memory {UNIQUE}", "/help@persona_bot",
+                         "/delete"):
+                emulator.add_post("gus_g", text, chat=group)
+            await until(lambda: len(emulator.sent()) >= 2)
+            await asyncio.sleep(0.5)  # time for anything more to (wrongly) go out
+        finally:
+            stop.set()
+            await asyncio.wait_for(task, timeout=20)
+            gateway.close()
+        line = phrases.pick("group_ignored", "en", random.Random(0))
+        assert [(m["chat_id"], m["text"]) for m in emulator.sent()] == [(group, line)] * 2
+        assert responder.prompts == []
+        assert not (home / "companion" / "persona" / group).exists()
+        assert found(home, UNIQUE) == []

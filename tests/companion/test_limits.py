@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import random
 import threading
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -318,3 +319,48 @@ async def test_stopping_during_a_held_release_keeps_the_held_messages(world: Wor
     sent = world.texts_to("stp_a")
     kept = [p.text for p in world.gateway.store.pending(chat)]
     assert "Sorry for the wait!" in sent or any(UNIQUE in text for text in kept)
+
+
+async def test_held_messages_share_one_release_and_merge_into_one_answer_in_order(
+        world: World) -> None:
+    for n in range(3):  # 12:00:00, 12:00:30, 12:01:00: the window of 3 is full
+        await world.say("mrg_a", f"message {n}")
+        world.clock.advance(seconds=30)
+    before = len(world.texts_to("mrg_a"))
+    for n in range(6):  # six over the window, each drawing from the jitter if it could
+        await world.say("mrg_a", f"held {n}")
+        world.clock.advance(seconds=20)
+    world.clock.now = datetime(2026, 11, 30, 12, 10, 1, tzinfo=UTC)  # the window opened ...
+    await world.say("mrg_a", "held late")  # ... but its release has not come: this one waits
+    chat = world.chat_id("mrg_a")
+    held = world.gateway.store.pending(chat, kind="held")
+    assert len(held) == 7
+    assert len({p.release_at for p in held}) == 1  # one release time for the chat
+    assert len(world.texts_to("mrg_a")) == before + 1  # one hold line, not one per message
+    world.clock.now = held[0].release_at
+    assert await asyncio.wait_for(world.gateway.release_pending(), timeout=20) == 1
+    assert await world.gateway.release_pending() == 0
+    prompt = world.responder.prompts[-1].user
+    order = [prompt.index(f"held {n}") for n in range(6)] + [prompt.index("held late")]
+    assert order == sorted(order)  # merged, in the order they were written
+    assert len(world.texts_to("mrg_a")) == before + 2  # the hold line and one answer
+    assert not world.gateway.store.pending(chat)
+
+
+async def test_a_longer_hold_moves_the_whole_chats_release(world: World) -> None:
+    # Held by the window until 12:10; then the operator lowers the daily cap, and the next
+    # message is held until midnight: every held message of the chat waits for midnight.
+    for n in range(3):
+        await world.say("mrg_b", f"message {n}")
+        world.clock.advance(seconds=30)
+    await world.say("mrg_b", "held 1")
+    chat = world.chat_id("mrg_b")
+    [first] = world.gateway.store.pending(chat, kind="held")
+    assert first.release_at < datetime(2026, 11, 30, 12, 11, tzinfo=UTC)
+    world.gateway.config = replace(world.gateway.config, daily_cap=3)
+    await world.say("mrg_b", "held 2")
+    releases = {p.release_at for p in world.gateway.store.pending(chat, kind="held")}
+    assert len(releases) == 1
+    assert releases.pop() > datetime(2026, 11, 30, 23, 0, tzinfo=UTC)  # Amsterdam midnight
+    world.clock.now = datetime(2026, 11, 30, 12, 11, tzinfo=UTC)
+    assert await world.gateway.release_pending() == 0  # held 1 waits with held 2

@@ -452,3 +452,34 @@ def test_drop_before_keeps_newer_lines(home: Path) -> None:
     assert session.drop_before(T0 - timedelta(days=30)) == 0
     assert session.drop_before(T0) == 1
     assert not (session.folder / "history.jsonl").exists()
+
+
+def test_writes_made_together_are_one_commit_or_none(store: CompanionStore) -> None:
+    add(store, 7)
+    commits: list[str] = []
+    store.db.set_trace_callback(
+        lambda sql: commits.append(sql) if sql.strip().upper() == "COMMIT" else None)
+    with store.together():
+        store.record_user_message(7, T0 + timedelta(minutes=1))
+        store.hold(7, 1, "first", T0, T0 + timedelta(minutes=5), kind="queued")
+    assert len(commits) == 1
+    assert [p.text for p in store.pending(7)] == ["first"]
+    with pytest.raises(RuntimeError), store.together():
+        store.hold(7, 2, "second", T0, T0 + timedelta(minutes=5), kind="queued")
+        store.record_user_message(7, T0 + timedelta(minutes=2))
+        raise RuntimeError("the turn broke")
+    assert [p.text for p in store.pending(7)] == ["first"]  # none of it
+    assert store.user(7).last_user_at == T0 + timedelta(minutes=1)  # type: ignore[union-attr]
+
+
+def test_the_memory_pass_schedule_survives_reopening(home: Path) -> None:
+    store = CompanionStore(home, "persona")
+    assert store.due_at("memory-pass") is None
+    store.set_due("memory-pass", T0)
+    store.set_due("memory-pass", T0 + timedelta(hours=6))
+    store.close()
+    reopened = CompanionStore(home, "persona")
+    try:
+        assert reopened.due_at("memory-pass") == T0 + timedelta(hours=6)
+    finally:
+        reopened.close()

@@ -12,6 +12,7 @@ from tactful.core.memory.platforms import Option, Platform
 # `platforms.<name>.timeout`: a hung platform must not hang a batch
 TIMEOUT = Option("timeout", 10.0, above=0, at_most=120, help="seconds per request")
 
+# `account` is the Page id, all digits (quoted in YAML, which would read a number).
 PLATFORM = Platform("facebook", numeric_ids=True, handles_are_ids=True, options=(TIMEOUT,),
                     account_pattern=r"[0-9]{1,25}",
                     account_hint='write the Page\'s numeric id, quoted, e.g. "104000000000001" '
