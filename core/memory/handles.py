@@ -96,6 +96,11 @@ def normalize_handle(raw: str, platform: str = "") -> str:
         )
     if handle.isdigit() and platform and numeric_ids(platform):
         handle = str(int(handle))  # 0700 and 700 are one account: the platform reads a number
+    elif platform and platforms.facts(platform).handles_are_ids:
+        raise BadInput(
+            f"handle {where}{_shown(raw)} is not a user id; on {platform} a person is their "
+            "numeric user id (names are not unique), e.g. 100000000000011"
+        )
     return handle
 
 

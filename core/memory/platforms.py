@@ -73,6 +73,9 @@ class Platform:
     # their id): "0700" and "700" are one account, and the file named by the id is the
     # person's too.
     numeric_ids: bool = False
+    # Only ids are handles: the platform names people by no username at all (Facebook gives a
+    # commenter's id and a display name), so a handle that is not digits names nobody.
+    handles_are_ids: bool = False
     # The platform's own domain in handles: "ada.bsky.social" is "ada" when automatic links
     # compare handles across platforms.
     short_handle_suffix: str = ""

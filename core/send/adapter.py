@@ -137,6 +137,10 @@ class Adapter(Protocol):
     # gate resolves every party it only knows by handle (a renamed account is caught by id).
     # Optional, default False: `fetch_inbound` needs the posting keys too (X reads mentions in
     # user context); the batch replier then calls `enable_posting` before it fetches.
+    # Optional, default False: `takes_images`: `Session.send` takes the keyword `image` (a
+    # public URL, given only when the sender has one: `tactful send --image`).
+    # Optional: `check_request(action, *, image)` raises BadInput, offline, for what the
+    # platform cannot carry (Instagram: a post without an image) (docs/sending.md).
 
     def parse_post(self, raw: str) -> PostRef:
         """A post URL or id → PostRef; BadInput naming the reference when it does not parse."""

@@ -254,3 +254,27 @@ def test_fetch_reads_comments_on_recent_posts_and_posts_that_tag_the_page(
     assert page.items[1].thread == top
     assert page.items[0].author.display_name == "Alice Example"
     assert session.fetch_inbound(page.cursor, 10).items == ()
+
+
+def test_a_person_is_named_by_their_id_and_never_by_a_name(  # type: ignore[no-untyped-def]
+        cli, home: Path, facebook: FacebookEmulator) -> None:
+    for argv in (["dne", "facebook", "alice", "on"],
+                 ["remember", "facebook", "Alice", "--kind", "reply", "--they", "hi"],
+                 ["check", "facebook", "alice"]):
+        result = cli(*argv)
+        assert result.code == 2, (argv, result.err)
+        assert "numeric user id" in result.err
+    assert list((home / "people").rglob("*.md")) == []
+    assert cli("remember", "facebook", "0100000000000011", "--kind", "reply",
+               "--they", "hi").code == 0
+    assert (home / "people" / "facebook" / f"{ALICE}.md").exists()
+
+
+def test_a_page_account_that_is_not_an_id_is_refused_when_the_config_loads(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path, facebook: FacebookEmulator) -> None:
+    (tmp_path / "tactful.yaml").write_text(
+        f"platforms:\n  facebook:\n    account: galatea\n    base_url: {facebook.base_url}\n")
+    result = cli("send", "facebook", "--text", "hello", "--dry-run")
+    assert result.code == 2, result.err
+    assert "platforms.facebook.account" in result.err and "numeric id" in result.err
+    assert facebook.requests == [] and recording_keyring.reads() == []

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -215,3 +217,30 @@ def test_the_meta_sub_packages_never_import_one_another() -> None:
                             and parts[3] in platforms and parts[3] != name:
                         crossings.append(f"{path.name}: {target}")
     assert crossings == []
+
+
+@pytest.mark.parametrize(("name", "reference"), [
+    ("instagram", "https://www.instagram.com/p/C8xYzAbCdEf/c/17890123456789012/"),
+    ("facebook", "104000000000001_500"),
+])
+def test_the_host_collects_each_plugin_and_its_offline_path_imports_no_sdk(
+        name: str, reference: str) -> None:
+    from tactful.core.plugins import Host
+    from tactful.core.send.adapter import Adapter
+
+    owner, factory = Host().collect("register_adapters")[name]
+    assert owner == name
+    assert isinstance(factory(AdapterSettings(name, "104000000000001")), Adapter)
+    code = (
+        "import json, sys\n"
+        f"import tactful.adapters.meta.{name}.plugin as p\n"
+        "from tactful.core.send.adapter import AdapterSettings\n"
+        f"made = p.make_adapter(AdapterSettings({name!r}, '104000000000001'))\n"
+        f"made.parse_post({reference!r})\n"
+        "made.mentions('@a @[1]'); made.text_length('a')\n"
+        "heavy = ('httpx', 'httpcore', 'anyio', 'tweepy', 'atproto', 'aiogram')\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in heavy)))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60, check=True)
+    assert json.loads(result.stdout) == []

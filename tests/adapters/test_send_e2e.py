@@ -14,6 +14,7 @@ import pytest
 
 from tactful.adapters.bluesky.emulator import BlueskyEmulator
 from tactful.adapters.emulation import Emulator
+from tactful.adapters.meta.instagram.emulator import InstagramEmulator
 from tactful.adapters.meta.threads.emulator import ThreadsEmulator
 from tactful.adapters.telegram.emulator import TelegramEmulator
 from tactful.adapters.x.emulator import XEmulator
@@ -37,6 +38,8 @@ PLATFORMS = [
              handle=lambda h: f"{h}.bsky.social"),
     Platform("threads", ThreadsEmulator, lambda e: {"access_token": e.token}),
     Platform("telegram", TelegramEmulator, lambda e: {"token": e.token}),
+    # Comments on the persona's newest photo: `post` below makes one.
+    Platform("instagram", InstagramEmulator, lambda e: {"access_token": e.token}),
 ]
 
 
@@ -83,7 +86,8 @@ def test_a_reply_to_a_flagged_author_exits_3_and_reads_nothing(cli, setup: Setup
     post = setup.post(mallory, "hello persona")
     assert cli("dne", setup.platform.name, mallory, "on").code == 0
     argv = ["--reply-to", post, "--text", "thanks!"]
-    if setup.platform.name == "telegram":  # a chat reference names no one: the target is named
+    if setup.platform.name in ("telegram", "instagram"):
+        # A chat reference or a comment id names no one: the target is named by hand.
         argv += ["--to", mallory]
     result = _send(cli, setup, *argv)
     assert result.code == 3, result.err

@@ -40,9 +40,12 @@ class Demo:
         return {"access_token": self.emulator.token}
 
     def handle(self, name: str) -> str:
-        """The same id for the same name, every run: a person's file keeps its name."""
+        """The same id for the same name, every run: a person's file keeps its name. Facebook
+        always shows a display name, so the person gets one from their name."""
         digest = int(hashlib.sha256(name.encode()).hexdigest()[:10], 16)
-        return str(100_000_000_000_000 + digest % 10**12)
+        user_id = str(100_000_000_000_000 + digest % 10**12)
+        self.emulator.add_user(user_id, display_name=name.replace("_", " ").title())
+        return user_id
 
     def sent(self) -> list[tuple[str, str]]:
         return [(str(m["reply_to"] or m["post"]), str(m["text"])) for m in self.emulator.sent()]

@@ -1,6 +1,7 @@
 """What tactful's core must know of Instagram without loading its plugin or httpx: its name,
-and that its handles are plain usernames. The entry of the static table
-(`[project.entry-points."tactful.platforms"]`); it imports nothing but memory's `Platform`.
+that its handles are plain usernames, its one option and what its account looks like. The
+entry of the static table (`[project.entry-points."tactful.platforms"]`); it imports nothing
+but memory's `Platform`.
 """
 
 from __future__ import annotations
