@@ -68,7 +68,11 @@ class ChatPlatform(Protocol):
 
     @property
     def max_length(self) -> int:
-        """The most characters one message may have."""
+        """The longest message the platform takes, in its own unit (see `length`)."""
+        ...
+
+    def length(self, text: str) -> int:
+        """A message's length as the platform counts it (Telegram: UTF-16 code units)."""
         ...
 
     def person_of(self, chat_id: int) -> int | None:
@@ -443,7 +447,7 @@ class Gateway:
                             key=self._inbound_key(chat_id, f"{items[-1][0]}/failed"))
             session.append("user", text, started)
             return False
-        parts = _fit(pacing.split(reply), self.platform.max_length)
+        parts = _fit(pacing.split(reply), self.platform.max_length, self.platform.length)
         ticket = self._admit(self._request(
             chat_id, tuple(parts), [self._inbound_key(chat_id, m) for m, _ in items],
             senders=senders))
@@ -695,13 +699,18 @@ def _command_of(text: str) -> str | None:
     return text[1:].split(maxsplit=1)[0].split("@", 1)[0].lower()
 
 
-def _fit(parts: list[str], limit: int) -> list[str]:
-    """Parts no longer than the platform takes: a long one is cut at a space when it can be."""
+def _fit(parts: list[str], limit: int, length: Callable[[str], int] = len) -> list[str]:
+    """Parts no longer than the platform takes, measured as it measures (`length`): a long one
+    is cut at a space when it can be."""
     out: list[str] = []
     for part in parts:
-        while len(part) > limit:
-            cut = part.rfind(" ", 0, limit)
-            cut = cut if cut > limit // 2 else limit
+        while length(part) > limit:
+            cut = min(limit, len(part))
+            while cut > 1 and length(part[:cut]) > limit:
+                # A character counts at least one unit: step back by the excess, never past 1.
+                cut -= max(1, length(part[:cut]) - limit)
+            space = part.rfind(" ", 0, cut)
+            cut = space if space > cut // 2 else cut
             out.append(part[:cut].rstrip())
             part = part[cut:].lstrip()
         if part:

@@ -244,3 +244,18 @@ async def test_a_long_reply_reaches_the_user_within_telegrams_limit(world: World
     assert texts, "nothing reached the user"
     assert all(len(t) <= TEXT_LIMIT for t in texts)
     assert sum(len(t) for t in texts) >= 4000  # the answer, not only an apology
+
+
+def _utf16(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+async def test_an_emoji_reply_is_cut_as_telegram_counts_length(world: World) -> None:
+    # 🙂 counts two UTF-16 units: 3,000 of them fit Telegram's 4,096 as code points, not as
+    # Telegram counts, so a part measured in code points would be refused by the platform.
+    world.responder.replies = ["🙂" * 3000]
+    await world.say("emoji_a", "show me a lot of smiles")
+    texts = world.texts()
+    assert texts, "nothing reached the user"
+    assert all(_utf16(t) <= TEXT_LIMIT for t in texts), [_utf16(t) for t in texts]
+    assert "".join(texts).count("🙂") == 3000  # nothing lost in the cut
