@@ -1,0 +1,82 @@
+"""Who an Instagram or Facebook message reaches, through the real command line against the
+emulators: every party found by the gate, however the text or the platform spells them."""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tactful.adapters.meta.facebook.emulator import FacebookEmulator
+from tactful.adapters.meta.instagram.emulator import InstagramEmulator
+
+from .. import recording_keyring
+
+PERSONA = "galatea"
+PAGE = "104000000000001"
+ALICE, MALLORY = "100000000000011", "100000000000666"
+
+
+@pytest.fixture
+def instagram(tmp_path: Path, home: Path, keyring_log: Path) -> Iterator[InstagramEmulator]:
+    (home / "people").mkdir(parents=True)
+    emu = InstagramEmulator(PERSONA).start()
+    (tmp_path / "tactful.yaml").write_text(  # the working directory of every test
+        f"platforms:\n  instagram:\n    account: {PERSONA}\n    base_url: {emu.base_url}\n")
+    recording_keyring.store("instagram", PERSONA, "access_token", emu.token)
+    yield emu
+    threading.Thread(target=emu.stop, daemon=True).start()  # see test_threads.py
+
+
+@pytest.fixture
+def facebook(tmp_path: Path, home: Path, keyring_log: Path) -> Iterator[FacebookEmulator]:
+    (home / "people").mkdir(parents=True)
+    emu = FacebookEmulator(PAGE).start()
+    emu.add_user(ALICE, display_name="Alice Example")
+    emu.add_user(MALLORY, display_name="Mallory Example")
+    (tmp_path / "tactful.yaml").write_text(
+        f"platforms:\n  facebook:\n    account: '{PAGE}'\n    base_url: {emu.base_url}/v21.0\n")
+    recording_keyring.store("facebook", PAGE, "access_token", emu.token)
+    yield emu
+    threading.Thread(target=emu.stop, daemon=True).start()
+
+
+# ---- Instagram: a mention however the text punctuates it ---------------------------------------
+
+@pytest.mark.parametrize("text", ["thanks.@mallory", "see -@mallory", "via /@mallory",
+                                  "a+@mallory", "\uff20mallory look"])
+def test_a_flagged_instagram_mention_after_punctuation_is_refused(  # type: ignore[no-untyped-def]
+        cli, instagram: InstagramEmulator, text: str) -> None:
+    comment = instagram.add_comment("alice", "who else shoots film?")
+    assert cli("dne", "instagram", "mallory", "on").code == 0
+
+    result = cli("send", "instagram", "--reply-to", comment, "--text", text)
+
+    assert result.code == 3, (result.code, result.err)
+    assert "(mention)" in result.err
+    assert instagram.writes() == [] and recording_keyring.reads() == []
+
+
+def test_an_e_mail_address_in_an_instagram_reply_is_no_mention(  # type: ignore[no-untyped-def]
+        cli, instagram: InstagramEmulator) -> None:
+    comment = instagram.add_comment("alice", "how do I reach you?")
+    assert cli("dne", "instagram", "example", "on").code == 0
+    result = cli("send", "instagram", "--reply-to", comment, "--text",
+                 "write to hello@example.com")
+    assert result.code == 0, result.err
+    assert len(instagram.sent()) == 1
+
+
+def test_a_flagged_mention_read_from_stdin_is_refused(  # type: ignore[no-untyped-def]
+        cli, instagram: InstagramEmulator, monkeypatch: pytest.MonkeyPatch) -> None:
+    comment = instagram.add_comment("alice", "hi")
+    assert cli("dne", "instagram", "mallory", "on").code == 0
+    monkeypatch.setattr("sys.stdin", io.StringIO("ask.@mallory\n"))
+
+    result = cli("send", "instagram", "--reply-to", comment, "--text", "-")
+
+    assert result.code == 3, (result.code, result.err)
+    assert instagram.writes() == []
