@@ -80,3 +80,75 @@ def test_a_flagged_mention_read_from_stdin_is_refused(  # type: ignore[no-untype
 
     assert result.code == 3, (result.code, result.err)
     assert instagram.writes() == []
+
+
+# ---- Facebook: the post a comment is on, and tags however padded -------------------------------
+
+def test_a_comment_on_a_flagged_person_s_post_is_not_answered(  # type: ignore[no-untyped-def]
+        cli, facebook: FacebookEmulator) -> None:
+    post = facebook.add_tagged_post(MALLORY, "look at this page")
+    comment = facebook.add_comment(ALICE, "nice", on=post)
+    assert cli("dne", "facebook", MALLORY, "on").code == 0
+
+    result = cli("send", "facebook", "--reply-to", comment, "--text", "thanks alice")
+
+    assert result.code == 3, (result.code, result.err)
+    assert "(post author)" in result.err
+    assert facebook.writes() == []
+
+
+def test_a_comment_by_permalink_on_a_flagged_person_s_post_is_not_answered(  # type: ignore[no-untyped-def]
+        cli, facebook: FacebookEmulator) -> None:
+    post = facebook.add_tagged_post(MALLORY, "look at this page")
+    comment = facebook.add_comment(ALICE, "nice", on=post)
+    assert cli("dne", "facebook", "000" + MALLORY, "on").code == 0  # leading zeros: one id
+    url = f"https://www.facebook.com/{MALLORY}/posts/{post.split('_')[1]}" \
+          f"?comment_id={comment.split('_')[1]}"
+
+    result = cli("send", "facebook", "--reply-to", url, "--text", "thanks alice")
+
+    assert result.code == 3, (result.code, result.err)
+    assert facebook.writes() == []
+
+
+def test_a_comment_on_a_post_nobody_can_read_is_not_answered(  # type: ignore[no-untyped-def]
+        cli, facebook: FacebookEmulator) -> None:
+    post = facebook.add_tagged_post(MALLORY, "look at this page")
+    facebook.hide_author(MALLORY)  # the post reads without `from`
+    comment = facebook.add_comment(ALICE, "nice", on=post)
+
+    result = cli("send", "facebook", "--reply-to", comment, "--text", "thanks alice")
+
+    assert result.code == 5, (result.code, result.err)
+    assert facebook.writes() == []
+
+
+def test_a_reply_to_a_comment_on_the_page_s_own_post_still_lands(  # type: ignore[no-untyped-def]
+        cli, facebook: FacebookEmulator) -> None:
+    comment = facebook.add_comment(ALICE, "hello page")
+    result = cli("send", "facebook", "--reply-to", comment, "--text", "hello alice")
+    assert result.code == 0, result.err
+    [posted] = facebook.sent()
+    assert posted["reply_to"] == comment
+
+
+def test_a_flagged_tag_padded_with_leading_zeros_is_refused(  # type: ignore[no-untyped-def]
+        cli, facebook: FacebookEmulator) -> None:
+    comment = facebook.add_comment(ALICE, "who else?")
+    assert cli("dne", "facebook", MALLORY, "on").code == 0
+
+    result = cli("send", "facebook", "--reply-to", comment, "--text",
+                 f"ask @[{'0' * 30}{MALLORY}:Mallory]")
+
+    assert result.code == 3, (result.code, result.err)
+    assert "(mention)" in result.err
+    assert facebook.requests == [] and recording_keyring.reads() == []
+
+
+def test_a_tag_of_thousands_of_zeros_is_read_not_crashed_on(  # type: ignore[no-untyped-def]
+        cli, facebook: FacebookEmulator) -> None:
+    comment = facebook.add_comment(ALICE, "who else?")
+    assert cli("dne", "facebook", MALLORY, "on").code == 0
+    result = cli("send", "facebook", "--reply-to", comment, "--text",
+                 f"@[{'0' * 5000}{MALLORY}]")
+    assert result.code == 3, (result.code, result.err)

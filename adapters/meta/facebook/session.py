@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
 
 from tactful.adapters.meta.facebook.adapter import (
     PLATFORM,
@@ -37,6 +38,7 @@ POST_FIELDS = "id,from,message,created_time,permalink_url"
 COMMENT_FIELDS = POST_FIELDS + ",parent"
 OWN_WINDOW = 25  # how many of the Page's newest posts are looked at
 THREAD_AUTHOR = "thread author"
+POST_AUTHOR = "post author"
 
 
 class FacebookSession(GraphSession):
@@ -54,20 +56,50 @@ class FacebookSession(GraphSession):
     # ---- the Session protocol ---------------------------------------------------------------
 
     def author(self, post: PostRef) -> Author:
-        item = self._object(post)
+        """The author of a post or comment. A comment's answer lands on its post too, whose
+        author Facebook notifies ("post author", read once more), and inside a thread on the
+        thread's top-level comment ("thread author")."""
+        item, comment = self._object(post)
         author = self._author_of(item, what=f"{post.url or post.id}")
-        parent = item.get("parent")
-        if not isinstance(parent, dict):
+        if not comment:
             return author
-        try:
-            top = self._author_of(parent, what=f"the comment that starts this thread "
-                                  f"({parent.get('id')})")
-        except TactfulError as exc:
-            raise Refused(f"{PLATFORM}: {exc}; the thread's author cannot be checked, so "
-                          "nothing was sent") from exc
+        parties: list[Party] = []
+        parent = item.get("parent")
+        if isinstance(parent, dict):
+            try:
+                top = self._author_of(parent, what=f"the comment that starts this thread "
+                                      f"({parent.get('id')})")
+            except TactfulError as exc:
+                raise Refused(f"{PLATFORM}: {exc}; the thread's author cannot be checked, so "
+                              "nothing was sent") from exc
+            parties.append(Party(THREAD_AUTHOR, handle=top.handle, id=top.id))
+        parties.append(self._post_author(post.id, item))
         return Author(handle=author.handle, id=author.id, display_name=author.display_name,
-                      thread=author.thread, url=author.url,
-                      parties=(Party(THREAD_AUTHOR, handle=top.handle, id=top.id),))
+                      thread=author.thread, url=author.url, parties=tuple(parties))
+
+    def _post_author(self, comment_id: str, item: Mapping[str, Any]) -> Party:
+        """The author of the post a comment is on. A comment id is `<post>_<comment>`; the
+        post's full id is `<owner>_<post>`, the owner being the Page for its own posts, or the
+        one its permalink names (a post that tagged the Page). A post that cannot be read
+        refuses: its author could be anyone."""
+        number = comment_id.split("_")[0]
+        owners = [self._page]
+        link = item.get("permalink_url")
+        if isinstance(link, str):
+            owner = _owner_in(link, number)
+            if owner is not None and owner not in owners:
+                owners.append(owner)
+        for owner in owners:
+            try:
+                found = self._call("GET", f"/{owner}_{number}", params={"fields": "id,from"},
+                                   missing=f"post {owner}_{number}")
+            except BadInput:
+                continue  # not this owner's post
+            top = self._author_of(found, what=f"the post {owner}_{number} this comment is on")
+            return Party(POST_AUTHOR, handle=top.handle, id=top.id)
+        raise Refused(f"{PLATFORM}: the post comment {comment_id} is on could not be read, so "
+                      "its author (whom an answer notifies) cannot be checked; nothing was "
+                      "sent")
 
     def resolve(self, handle: str) -> str | None:
         """A Facebook handle is the id itself."""
@@ -122,10 +154,10 @@ class FacebookSession(GraphSession):
 
     # ---- reading ------------------------------------------------------------------------------
 
-    def _object(self, post: PostRef) -> dict[str, Any]:
-        """One read of a post or comment. An id the Page's own starts is one of its posts; any
-        other is read as a comment, and as a post when Facebook answers that the object has
-        no `parent` (a post: a second read)."""
+    def _object(self, post: PostRef) -> tuple[dict[str, Any], bool]:
+        """One read of a post or comment, and whether it is a comment. An id the Page's own
+        starts is one of its posts; any other is read as a comment, and as a post when
+        Facebook answers that the object has no `parent` (a post: a second read)."""
         name = f"post or comment {post.url or post.id}"
         if not post.id.startswith(f"{self._page}_"):
             try:
@@ -136,10 +168,10 @@ class FacebookSession(GraphSession):
                     raise
             else:
                 self._read[post.id] = item
-                return item
+                return item, True
         item = self._call("GET", f"/{post.id}", params={"fields": POST_FIELDS}, missing=name)
         self._read[post.id] = item
-        return item
+        return item, False
 
     def _author_of(self, item: Mapping[str, Any], *, what: str) -> Author:
         who = item.get("from")
@@ -184,3 +216,17 @@ class FacebookSession(GraphSession):
         if len(text) > TEXT_LIMIT:
             raise BadInput(f"{PLATFORM}: the text is {len(text)} characters; the limit is "
                            f"{TEXT_LIMIT}: shorten it")
+
+
+def _owner_in(link: str, number: str) -> str | None:
+    """The owner id a comment's permalink gives its post: `/<owner>_<post>`,
+    `/<owner>/posts/<post>` or `?story_fbid=<post>&id=<owner>`; None when it names none."""
+    parts = urlsplit(link)
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    segments = [s for s in parts.path.split("/") if s]
+    candidates = [query.get("id", "")] if query.get("story_fbid") == number else []
+    if len(segments) == 1 and segments[0].endswith(f"_{number}"):
+        candidates.append(segments[0].split("_")[0])
+    if len(segments) == 3 and segments[1] == "posts" and segments[2] == number:
+        candidates.append(segments[0])
+    return next((c for c in candidates if c.isdigit()), None)
