@@ -119,6 +119,16 @@ def test_a_reply_that_keeps_a_flagged_account_in_its_mention_set_is_refused(
     assert sent() == []
 
 
+def test_a_party_the_platform_names_by_neither_handle_nor_id_refuses(
+        cli, recorder, keyring_log) -> None:
+    platform.add_post("22", "alice", user_id="u-1",
+                      parties=[("thread root author", None, None)])
+    result = cli("send", "recorder", "--reply-to", "22", "--text", "agreed!")
+    assert result.code == 5, result.err
+    assert "thread root author" in result.err
+    assert not posting_key_read() and sent() == []
+
+
 def test_a_post_that_quotes_a_flagged_persons_post_by_its_url_is_refused(
         cli, recorder, keyring_log) -> None:
     flag(cli, "mallory", "u-66")

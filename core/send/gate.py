@@ -404,7 +404,12 @@ def _recipient_id(attempt: Attempt) -> str | None:
 
 
 def _normalized(author: Author, platform: str) -> Author:
-    """An author as a read gave it, every handle normalized (an adapter may forget to)."""
+    """An author as a read gave it, every handle normalized (an adapter may forget to). A
+    party the platform named by neither handle nor id is someone nobody can check: refused."""
+    for party in author.parties:
+        if party.handle is None and party.id is None:
+            raise Refused(f"refused: {platform}: the read named a party ({party.role}) by "
+                          "neither handle nor id, so they cannot be checked; nothing was sent")
     return replace(author, handle=normalize_handle(author.handle, platform),
                    parties=tuple(_party(p, platform) for p in author.parties))
 
