@@ -111,6 +111,39 @@ def test_a_comment_by_permalink_on_a_flagged_person_s_post_is_not_answered(  # t
     assert facebook.writes() == []
 
 
+def test_a_reply_to_a_post_that_tags_a_flagged_person_is_refused(  # type: ignore[no-untyped-def]
+        cli, facebook: FacebookEmulator) -> None:
+    post = facebook.add_tagged_post(ALICE, "with friends at the page", tagging=(MALLORY,))
+    assert cli("dne", "facebook", MALLORY, "on").code == 0
+
+    result = cli("send", "facebook", "--reply-to", post, "--text", "lovely, thank you")
+
+    assert result.code == 3, (result.code, result.err)
+    assert "(tagged in the post)" in result.err
+    assert facebook.writes() == []
+
+
+def test_a_reply_to_a_comment_under_a_post_that_tags_a_flagged_person_is_refused(  # type: ignore[no-untyped-def]
+        cli, facebook: FacebookEmulator) -> None:
+    post = facebook.add_tagged_post(ALICE, "with friends at the page", tagging=(MALLORY,))
+    comment = facebook.add_comment(ALICE, "and the coffee!", on=post)
+    assert cli("dne", "facebook", MALLORY, "on").code == 0
+
+    result = cli("send", "facebook", "--reply-to", comment, "--text", "glad you liked it")
+
+    assert result.code == 3, (result.code, result.err)
+    assert "(tagged in the post)" in result.err
+    assert facebook.writes() == []
+
+
+def test_a_reply_to_a_post_that_tags_only_the_page_lands(  # type: ignore[no-untyped-def]
+        cli, facebook: FacebookEmulator) -> None:
+    post = facebook.add_tagged_post(ALICE, "at the page today")
+    result = cli("send", "facebook", "--reply-to", post, "--text", "thanks for coming")
+    assert result.code == 0, result.err
+    assert len(facebook.sent()) == 1
+
+
 def test_a_comment_on_a_post_nobody_can_read_is_not_answered(  # type: ignore[no-untyped-def]
         cli, facebook: FacebookEmulator) -> None:
     post = facebook.add_tagged_post(MALLORY, "look at this page")

@@ -6,6 +6,9 @@ What is Facebook's own:
   author (`parent`), which the answer reaches too ("thread author"). Post and comment ids look
   alike (`<n>_<m>`): one the Page's id starts is a Page post; anything else is read as a
   comment first, and as a post when Facebook says it has no `parent` field (a second read);
+- an answer to a comment lands on its post, whose author Facebook notifies: that post is read
+  too ("post author"), and a post read for an answer names whom it tags (`message_tags`,
+  "tagged in the post"), who are notified of comments on it;
 - a comment or reply is `POST /{object-id}/comments`; a reply inside a thread goes to the
   thread's top-level comment, where Facebook shows it; a Page post is `POST /{page-id}/feed`;
 - inbound: comments under the Page's newest posts (all of them, replies too:
@@ -36,9 +39,11 @@ if TYPE_CHECKING:
 
 POST_FIELDS = "id,from,message,created_time,permalink_url"
 COMMENT_FIELDS = POST_FIELDS + ",parent"
+TAGGED_FIELDS = POST_FIELDS + ",message_tags"  # a post read for replying: whom it tags
 OWN_WINDOW = 25  # how many of the Page's newest posts are looked at
 THREAD_AUTHOR = "thread author"
 POST_AUTHOR = "post author"
+TAGGED = "tagged in the post"
 
 
 class FacebookSession(GraphSession):
@@ -62,7 +67,11 @@ class FacebookSession(GraphSession):
         item, comment = self._object(post)
         author = self._author_of(item, what=f"{post.url or post.id}")
         if not comment:
-            return author
+            tagged = self._tagged(item)
+            if not tagged:
+                return author
+            return Author(handle=author.handle, id=author.id, display_name=author.display_name,
+                          thread=author.thread, url=author.url, parties=tuple(tagged))
         parties: list[Party] = []
         parent = item.get("parent")
         if isinstance(parent, dict):
@@ -73,15 +82,30 @@ class FacebookSession(GraphSession):
                 raise Refused(f"{PLATFORM}: {exc}; the thread's author cannot be checked, so "
                               "nothing was sent") from exc
             parties.append(Party(THREAD_AUTHOR, handle=top.handle, id=top.id))
-        parties.append(self._post_author(post.id, item))
+        parties += self._post_parties(post.id, item)
         return Author(handle=author.handle, id=author.id, display_name=author.display_name,
                       thread=author.thread, url=author.url, parties=tuple(parties))
 
-    def _post_author(self, comment_id: str, item: Mapping[str, Any]) -> Party:
-        """The author of the post a comment is on. A comment id is `<post>_<comment>`; the
-        post's full id is `<owner>_<post>`, the owner being the Page for its own posts, or the
-        one its permalink names (a post that tagged the Page). A post that cannot be read
-        refuses: its author could be anyone."""
+    def _tagged(self, item: Mapping[str, Any]) -> list[Party]:
+        """The people a post tags (`message_tags`), whom Facebook notifies of comments on it;
+        the Page itself aside."""
+        found: list[Party] = []
+        tags = item.get("message_tags")
+        for tag in tags if isinstance(tags, list) else []:
+            tag_id = tag.get("id") if isinstance(tag, dict) else None
+            if not isinstance(tag_id, str) or not tag_id.isdigit():
+                raise Refused(f"{PLATFORM}: a post tags someone Facebook does not name by id, "
+                              "so they cannot be checked; nothing was sent")
+            handle = normalize_handle(tag_id, PLATFORM)
+            if handle != normalize_handle(self._page, PLATFORM):
+                found.append(Party(TAGGED, handle=handle, id=handle))
+        return found
+
+    def _post_parties(self, comment_id: str, item: Mapping[str, Any]) -> list[Party]:
+        """The author of the post a comment is on, and whom the post tags. A comment id is
+        `<post>_<comment>`; the post's full id is `<owner>_<post>`, the owner being the Page
+        for its own posts, or the one its permalink names (a post that tagged the Page). A
+        post that cannot be read refuses: its author could be anyone."""
         number = comment_id.split("_")[0]
         owners = [self._page]
         link = item.get("permalink_url")
@@ -91,12 +115,13 @@ class FacebookSession(GraphSession):
                 owners.append(owner)
         for owner in owners:
             try:
-                found = self._call("GET", f"/{owner}_{number}", params={"fields": "id,from"},
+                found = self._call("GET", f"/{owner}_{number}",
+                                   params={"fields": "id,from,message_tags"},
                                    missing=f"post {owner}_{number}")
             except BadInput:
                 continue  # not this owner's post
             top = self._author_of(found, what=f"the post {owner}_{number} this comment is on")
-            return Party(POST_AUTHOR, handle=top.handle, id=top.id)
+            return [Party(POST_AUTHOR, handle=top.handle, id=top.id), *self._tagged(found)]
         raise Refused(f"{PLATFORM}: the post comment {comment_id} is on could not be read, so "
                       "its author (whom an answer notifies) cannot be checked; nothing was "
                       "sent")
@@ -169,7 +194,8 @@ class FacebookSession(GraphSession):
             else:
                 self._read[post.id] = item
                 return item, True
-        item = self._call("GET", f"/{post.id}", params={"fields": POST_FIELDS}, missing=name)
+        item = self._call("GET", f"/{post.id}", params={"fields": TAGGED_FIELDS},
+                          missing=name)
         self._read[post.id] = item
         return item, False
 
