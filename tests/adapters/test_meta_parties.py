@@ -136,6 +136,30 @@ def test_a_reply_to_a_comment_under_a_post_that_tags_a_flagged_person_is_refused
     assert facebook.writes() == []
 
 
+def test_a_reply_to_a_comment_that_tags_a_flagged_person_is_refused(  # type: ignore[no-untyped-def]
+        cli, facebook: FacebookEmulator) -> None:
+    comment = facebook.add_comment(ALICE, "you should meet her", tagging=(MALLORY,))
+    assert cli("dne", "facebook", MALLORY, "on").code == 0
+
+    result = cli("send", "facebook", "--reply-to", comment, "--text", "happy to!")
+
+    assert result.code == 3, (result.code, result.err)
+    assert "(tagged in the comment)" in result.err
+    assert facebook.writes() == []
+
+
+def test_a_reply_in_a_thread_whose_first_comment_tags_a_flagged_person_is_refused(  # type: ignore[no-untyped-def]
+        cli, facebook: FacebookEmulator) -> None:
+    top = facebook.add_comment(ALICE, "look who is here", tagging=(MALLORY,))
+    inner = facebook.add_comment(ALICE, "and me", on=top)
+    assert cli("dne", "facebook", MALLORY, "on").code == 0
+
+    result = cli("send", "facebook", "--reply-to", inner, "--text", "welcome")
+
+    assert result.code == 3, (result.code, result.err)
+    assert facebook.writes() == []
+
+
 def test_a_reply_to_a_post_that_tags_only_the_page_lands(  # type: ignore[no-untyped-def]
         cli, facebook: FacebookEmulator) -> None:
     post = facebook.add_tagged_post(ALICE, "at the page today")

@@ -8,7 +8,8 @@ What is Facebook's own:
   comment first, and as a post when Facebook says it has no `parent` field (a second read);
 - an answer to a comment lands on its post, whose author Facebook notifies: that post is read
   too ("post author"), and a post read for an answer names whom it tags (`message_tags`,
-  "tagged in the post"), who are notified of comments on it;
+  "tagged in the post"), who are notified of comments on it; a comment answered, and the
+  thread's top-level comment, name whom they tag too ("tagged in the comment");
 - a comment or reply is `POST /{object-id}/comments`; a reply inside a thread goes to the
   thread's top-level comment, where Facebook shows it; a Page post is `POST /{page-id}/feed`;
 - inbound: comments under the Page's newest posts (all of them, replies too:
@@ -40,10 +41,12 @@ if TYPE_CHECKING:
 POST_FIELDS = "id,from,message,created_time,permalink_url"
 COMMENT_FIELDS = POST_FIELDS + ",parent"
 TAGGED_FIELDS = POST_FIELDS + ",message_tags"  # a post read for replying: whom it tags
+REPLIED_FIELDS = COMMENT_FIELDS + ",message_tags"  # a comment read for replying: the same
 OWN_WINDOW = 25  # how many of the Page's newest posts are looked at
 THREAD_AUTHOR = "thread author"
 POST_AUTHOR = "post author"
 TAGGED = "tagged in the post"
+COMMENT_TAGGED = "tagged in the comment"
 
 
 class FacebookSession(GraphSession):
@@ -72,7 +75,7 @@ class FacebookSession(GraphSession):
                 return author
             return Author(handle=author.handle, id=author.id, display_name=author.display_name,
                           thread=author.thread, url=author.url, parties=tuple(tagged))
-        parties: list[Party] = []
+        parties = self._tagged(item, COMMENT_TAGGED)
         parent = item.get("parent")
         if isinstance(parent, dict):
             try:
@@ -82,13 +85,26 @@ class FacebookSession(GraphSession):
                 raise Refused(f"{PLATFORM}: {exc}; the thread's author cannot be checked, so "
                               "nothing was sent") from exc
             parties.append(Party(THREAD_AUTHOR, handle=top.handle, id=top.id))
+            parties += self._thread_tags(parent)
         parties += self._post_parties(post.id, item)
         return Author(handle=author.handle, id=author.id, display_name=author.display_name,
                       thread=author.thread, url=author.url, parties=tuple(parties))
 
-    def _tagged(self, item: Mapping[str, Any]) -> list[Party]:
-        """The people a post tags (`message_tags`), whom Facebook notifies of comments on it;
-        the Page itself aside."""
+    def _thread_tags(self, parent: Mapping[str, Any]) -> list[Party]:
+        """Whom the thread's top-level comment tags (one read: a comment's `parent` carries
+        only its default fields); they are notified of replies in its thread."""
+        parent_id = parent.get("id")
+        why = (f"the comment that starts this thread ({parent_id}) cannot be read with this "
+               "token, so whom it tags cannot be checked")
+        if not isinstance(parent_id, str) or not parent_id:
+            raise Refused(f"{PLATFORM}: {why}; nothing was sent")
+        top = self._call("GET", f"/{parent_id}", params={"fields": "id,message_tags"},
+                         unreadable=why)
+        return self._tagged(top, COMMENT_TAGGED)
+
+    def _tagged(self, item: Mapping[str, Any], role: str = "") -> list[Party]:
+        """The people a post or comment tags (`message_tags`), whom Facebook notifies of
+        comments on it or replies to it; the Page itself aside."""
         found: list[Party] = []
         tags = item.get("message_tags")
         for tag in tags if isinstance(tags, list) else []:
@@ -98,7 +114,7 @@ class FacebookSession(GraphSession):
                               "so they cannot be checked; nothing was sent")
             handle = normalize_handle(tag_id, PLATFORM)
             if handle != normalize_handle(self._page, PLATFORM):
-                found.append(Party(TAGGED, handle=handle, id=handle))
+                found.append(Party(role or TAGGED, handle=handle, id=handle))
         return found
 
     def _post_parties(self, comment_id: str, item: Mapping[str, Any]) -> list[Party]:
@@ -186,7 +202,7 @@ class FacebookSession(GraphSession):
         name = f"post or comment {post.url or post.id}"
         if not post.id.startswith(f"{self._page}_"):
             try:
-                item = self._call("GET", f"/{post.id}", params={"fields": COMMENT_FIELDS},
+                item = self._call("GET", f"/{post.id}", params={"fields": REPLIED_FIELDS},
                                   missing=name)
             except BadInput as exc:
                 if "nonexisting field (parent)" not in str(exc):
