@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tactful.core.errors import BadInput
+from tactful.core.errors import BadInput, Refused
+from tactful.core.send.gate import Gate
+from tactful.core.send.pipeline import Pipeline, SendRequest
 
 from . import recording_adapter as platform
 from . import recording_keyring
@@ -117,6 +119,34 @@ def test_a_reply_that_keeps_a_flagged_account_in_its_mention_set_is_refused(
     result = cli("send", "recorder", "--reply-to", "21", "--text", "agreed!")
     assert result.code == 3, result.err
     assert sent() == []
+
+
+@pytest.mark.parametrize("spelling", ["Reply", " REPLY ", "reply"])
+def test_a_kind_in_any_spelling_is_one_kind_so_a_second_reply_is_refused(
+        cli, recorder, keyring_log, home: Path, spelling: str) -> None:
+    platform.add_post("40", "alice", user_id="u-1")
+    assert cli("send", "recorder", "--reply-to", "40", "--text", "thanks!").code == 0
+    gate = Gate.for_home(home)
+    try:
+        with pytest.raises(Refused, match="already"):
+            Pipeline(gate).send(SendRequest("recorder", "thanks!", reply_to="40",
+                                            action=spelling))
+    finally:
+        gate.close()
+    assert len(sent()) == 1
+
+
+def test_a_kind_tactful_does_not_send_is_refused_before_anything(
+        recorder, keyring_log, home: Path) -> None:
+    platform.add_post("40", "alice", user_id="u-1")
+    gate = Gate.for_home(home)
+    try:
+        with pytest.raises(BadInput, match="not a kind tactful sends"):
+            Pipeline(gate).send(SendRequest("recorder", "thanks!", reply_to="40",
+                                            action="reply2"))
+    finally:
+        gate.close()
+    assert sent() == [] and not posting_key_read()
 
 
 def test_a_party_the_platform_names_by_neither_handle_nor_id_refuses(
