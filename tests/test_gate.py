@@ -149,6 +149,15 @@ def test_a_kind_tactful_does_not_send_is_refused_before_anything(
     assert sent() == [] and not posting_key_read()
 
 
+def test_a_plugin_s_direct_kind_in_capitals_still_needs_the_mention_in_the_text(
+        cli, recorder, keyring_log, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(platform.RecorderAdapter, "direct_kind", "Mention")
+    result = cli("send", "recorder", "--to", "alice", "--text", "hello there")
+    assert result.code == 2, result.err
+    assert "has no @alice" in result.err
+    assert sent() == [] and not posting_key_read()
+
+
 def test_a_party_the_platform_names_by_neither_handle_nor_id_refuses(
         cli, recorder, keyring_log) -> None:
     platform.add_post("22", "alice", user_id="u-1",

@@ -209,9 +209,9 @@ class Gate:
             if post.handle is not None:
                 post = replace(post, handle=normalize_handle(post.handle, platform))
             attempt.post = post
-        attempt.action = _action(request.action) or (
+        attempt.action = _action(request.action or (
             "reply" if attempt.post is not None
-            else adapter.direct_kind if attempt.to is not None else "post")
+            else adapter.direct_kind if attempt.to is not None else "post"))
         # Normalized here as well: an adapter that forgets to must not hide `Mallory`.
         attempt.mentions = list(dict.fromkeys(
             normalize_handle(m, platform) for m in adapter.mentions(attempt.text)))
@@ -421,11 +421,10 @@ def _party(party: Party, platform: str) -> Party:
                    id=normalize_id(party.id) if party.id is not None else None)
 
 
-def _action(raw: str | None) -> str | None:
-    """The kind a sender named, in its one spelling: the ledger's keys, the quotas and memory
-    read it, so "Reply" must not be a kind of its own that no earlier reply or quota counts."""
-    if raw is None:
-        return None
+def _action(raw: str) -> str:
+    """The kind a sender (or a plugin adapter's `direct_kind`) named, in its one spelling: the
+    ledger's keys, the quotas, the mention rule and memory read it, so "Reply" must not be a
+    kind of its own that no earlier reply or quota counts."""
     action = raw.strip().lower()
     if action not in ENTRY_KINDS:
         raise BadInput(f"action {raw[:40]!r} is not a kind tactful sends; use one of "
