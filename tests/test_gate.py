@@ -158,6 +158,20 @@ def test_a_plugin_s_direct_kind_in_capitals_still_needs_the_mention_in_the_text(
     assert sent() == [] and not posting_key_read()
 
 
+def test_a_renamed_flagged_author_whose_id_a_plugin_spells_with_zeros_is_refused(
+        cli, recorder, keyring_log) -> None:
+    flag(cli, "mallory_old", "666")
+    platform.add_post("50", "mallory_new", user_id="000666")
+    refused_before_posting(cli("send", "recorder", "--reply-to", "50", "--text", "hi"))
+
+
+def test_a_renamed_flagged_mention_a_plugin_resolves_to_a_padded_id_is_refused(
+        cli, recorder, keyring_log) -> None:
+    flag(cli, "mallory_old", "666")
+    platform.add_user("mallory_new", "0666")
+    refused_before_posting(cli("send", "recorder", "--text", "hi @mallory_new"))
+
+
 def test_a_party_the_platform_names_by_neither_handle_nor_id_refuses(
         cli, recorder, keyring_log) -> None:
     platform.add_post("22", "alice", user_id="u-1",

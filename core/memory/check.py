@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from tactful.core.errors import MemoryUnavailable
 from tactful.core.memory import identity
-from tactful.core.memory.handles import canonical_ref, numeric_ids
+from tactful.core.memory.handles import canonical_ref, normalize_id, numeric_ids
 from tactful.core.memory.person import Person
 from tactful.core.memory.store import People
 
@@ -53,6 +53,10 @@ def check(people: People, platform: str, handle: str | None,
     named only by id, such as a thread's root author on Bluesky)."""
     shown = handle if handle is not None else f"id:{person_id}"
     try:
+        if person_id is not None:
+            # One spelling, whoever gave it (a plugin's read may say "0666" for 666); an id
+            # that is no id at all is unreadable, never nobody.
+            person_id = normalize_id(person_id)
         person = None
         if handle is not None:
             misnamed = identity.misnamed_file(people.home, platform, handle)
