@@ -239,14 +239,15 @@ def scan(people: Path) -> Scan:
     except (FileNotFoundError, NotADirectoryError):
         return found
     for name in names:
-        if not name.endswith(".md") or name.startswith("."):
+        # An editor or a copy may save `Troll.MD` or `troll .md`: still someone's file.
+        trimmed = name.strip()
+        if not trimmed.lower().endswith(".md") or name.startswith("."):
             continue
-        stem = name[:-3]
         try:
-            normal = normalize_handle(stem)
+            normal = normalize_handle(trimmed[:-3].strip())
         except BadInput:
             continue
-        if normal != stem:
+        if name != f"{normal}.md":
             found.misnamed[normal] = name
         header = _header(people / name)
         if header is None:
