@@ -58,6 +58,11 @@ def check(people: People, platform: str, handle: str | None,
             # that is no id at all is unreadable, never nobody.
             person_id = normalize_id(person_id)
         person = None
+        folder = identity.misnamed_folder(people.home, platform)
+        if folder is not None:
+            return Verdict(platform, shown, UNREADABLE,
+                           f"{people.home.root / 'people' / folder} stands for {platform} but "
+                           f"is not named {platform}; move its files into people/{platform}")
         if handle is not None:
             misnamed = identity.misnamed_file(people.home, platform, handle)
             if misnamed is not None:

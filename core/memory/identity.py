@@ -152,6 +152,17 @@ def misnamed_file(home: Home, platform: str, handle: str) -> str | None:
         return None
 
 
+def misnamed_folder(home: Home, platform: str) -> str | None:
+    """A hand-made folder under people/ that means this platform but is not named it (`X/`,
+    `x /`): its files are someone's, and tactful would never read them."""
+    try:
+        names = os.listdir(home.root / "people")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return next((name for name in sorted(names)
+                 if name != platform and name.strip().lower() == platform), None)
+
+
 def is_stale(home: Home, platform: str) -> bool:
     """Whether the map may miss a change made behind tactful's back (a writer that finds it
     so before writing rebuilds it after, instead of stamping over the change)."""
