@@ -163,6 +163,36 @@ def misnamed_folder(home: Home, platform: str) -> str | None:
                  if name != platform and name.strip().lower() == platform), None)
 
 
+def copies_of(home: Home, platform: str, handle: str) -> list[Path]:
+    """Hand-made files that stand for this handle but are not `people/<platform>/<handle>.md`
+    (`Troll.md`, `troll.MD`, `people/X/troll.md`): forgetting must remove them too."""
+    folders = [platform]
+    misnamed = misnamed_folder(home, platform)
+    try:
+        names = os.listdir(home.root / "people")
+    except (FileNotFoundError, NotADirectoryError):
+        names = []
+    if misnamed is not None:
+        folders += [n for n in names if n != platform and n.strip().lower() == platform]
+    found: list[Path] = []
+    for folder in folders:
+        path = home.root / "people" / folder
+        try:
+            files = os.listdir(path)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for name in sorted(files):
+            trimmed = name.strip()
+            if name.startswith(".") or not trimmed.lower().endswith(".md"):
+                continue
+            if folder == platform and name == f"{handle}.md":
+                continue  # the file itself, which forgetting handles
+            with contextlib.suppress(BadInput):
+                if normalize_handle(trimmed[:-3].strip(), platform) == handle:
+                    found.append(path / name)
+    return found
+
+
 def is_stale(home: Home, platform: str) -> bool:
     """Whether the map may miss a change made behind tactful's back (a writer that finds it
     so before writing rebuilds it after, instead of stamping over the change)."""
