@@ -191,6 +191,27 @@ def test_reindex_rebuilds_the_id_map_after_an_in_place_edit(cli, home: Path) -> 
     assert cli("check", "x", "troll_new", "--id", "555").code == 3
 
 
+@pytest.mark.parametrize("name", ["troll.MD", "troll .md", " troll.md", "troll.Md "])
+def test_a_flagged_file_saved_with_an_odd_suffix_or_spaces_refuses_instead_of_stranger(  # type: ignore[no-untyped-def]
+        cli, home: Path, name: str) -> None:
+    assert cli("remember", "x", "someone", "--kind", "reply", "--they", "hi").code == 0
+    (home / "people" / "x" / name).write_text(
+        "---\nplatform: x\nhandle: troll\ndo_not_engage: true\n---\n", encoding="utf-8")
+    result = cli("check", "x", "troll")
+    assert result.code == 4 and "rename" in result.out, result.out
+
+
+@pytest.mark.parametrize("folder", ["X", "x "])
+def test_a_flagged_file_in_a_misnamed_platform_folder_refuses_instead_of_stranger(  # type: ignore[no-untyped-def]
+        cli, home: Path, folder: str) -> None:
+    assert cli("remember", "x", "someone", "--kind", "reply", "--they", "hi").code == 0
+    (home / "people" / folder).mkdir()
+    (home / "people" / folder / "troll.md").write_text(
+        "---\nplatform: x\nhandle: troll\ndo_not_engage: true\n---\n", encoding="utf-8")
+    result = cli("check", "x", "troll")
+    assert result.code == 4 and "move its files into people/x" in result.out, result.out
+
+
 def test_a_misnamed_hand_made_file_refuses_instead_of_stranger(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
     assert cli("remember", "x", "someone", "--kind", "reply", "--they", "hi").code == 0
     (home / "people" / "x" / "Troll.md").write_text(

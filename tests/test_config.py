@@ -751,6 +751,17 @@ def test_a_password_inside_base_url_is_refused_and_not_echoed(tmp_path: Path) ->
     assert SECRET not in message
 
 
+@pytest.mark.parametrize("tail", [f"/v1?api_key={SECRET}", f"/v1#{SECRET}"])
+def test_a_key_in_the_query_of_base_url_is_refused_and_not_echoed(tmp_path: Path,
+                                                                  tail: str) -> None:
+    path = write(tmp_path, f"responders:\n  llm:\n    kind: openai\n    model: m\n"
+                           f"    base_url: http://127.0.0.1:9{tail}\n")
+    message = error_of(path)
+    assert message.startswith(f"{path}:5: responders.llm.base_url: expected a URL without a "
+                              "query"), message
+    assert SECRET not in message
+
+
 @pytest.mark.parametrize(
     "key", ["max_tokens", "token_count", "token_url", "secretary", "keyboard", "passenger", ""]
 )

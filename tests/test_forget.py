@@ -101,6 +101,21 @@ def test_forget_a_corrupt_file_still_forgets(cli, home: Path) -> None:  # type: 
     assert not path.exists()
 
 
+@pytest.mark.parametrize("where", ["x/Troll.md", "x/troll.MD", "x/ troll.md", "X/troll.md"])
+def test_forget_removes_a_hand_made_file_for_them_under_any_spelling(  # type: ignore[no-untyped-def]
+        cli, home: Path, where: str) -> None:
+    assert cli("remember", "x", "someone", "--kind", "reply", "--they", "hi").code == 0
+    copy = home / "people" / where
+    copy.parent.mkdir(exist_ok=True)
+    copy.write_text("---\nplatform: x\nhandle: troll\n---\nzqx private note\n",
+                    encoding="utf-8")
+    result = cli("forget", "x", "troll")
+    assert result.code == 0, result.err
+    assert not copy.exists()
+    assert not any(b"zqx private" in p.read_bytes() for p in home.rglob("*") if p.is_file())
+    assert (home / "people" / "x" / "someone.md").exists()
+
+
 def test_forget_bad_handle_is_exit_2(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
     home.mkdir()
     assert cli("forget", "x", "../people").code == 2

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tactful.core.errors import BadInput
+from tactful.core.errors import BadInput, Refused
+from tactful.core.send.gate import Gate
+from tactful.core.send.pipeline import Pipeline, SendRequest
 
 from . import recording_adapter as platform
 from . import recording_keyring
@@ -117,6 +119,67 @@ def test_a_reply_that_keeps_a_flagged_account_in_its_mention_set_is_refused(
     result = cli("send", "recorder", "--reply-to", "21", "--text", "agreed!")
     assert result.code == 3, result.err
     assert sent() == []
+
+
+@pytest.mark.parametrize("spelling", ["Reply", " REPLY ", "reply"])
+def test_a_kind_in_any_spelling_is_one_kind_so_a_second_reply_is_refused(
+        cli, recorder, keyring_log, home: Path, spelling: str) -> None:
+    platform.add_post("40", "alice", user_id="u-1")
+    assert cli("send", "recorder", "--reply-to", "40", "--text", "thanks!").code == 0
+    gate = Gate.for_home(home)
+    try:
+        with pytest.raises(Refused, match="already"):
+            Pipeline(gate).send(SendRequest("recorder", "thanks!", reply_to="40",
+                                            action=spelling))
+    finally:
+        gate.close()
+    assert len(sent()) == 1
+
+
+def test_a_kind_tactful_does_not_send_is_refused_before_anything(
+        recorder, keyring_log, home: Path) -> None:
+    platform.add_post("40", "alice", user_id="u-1")
+    gate = Gate.for_home(home)
+    try:
+        with pytest.raises(BadInput, match="not a kind tactful sends"):
+            Pipeline(gate).send(SendRequest("recorder", "thanks!", reply_to="40",
+                                            action="reply2"))
+    finally:
+        gate.close()
+    assert sent() == [] and not posting_key_read()
+
+
+def test_a_plugin_s_direct_kind_in_capitals_still_needs_the_mention_in_the_text(
+        cli, recorder, keyring_log, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(platform.RecorderAdapter, "direct_kind", "Mention")
+    result = cli("send", "recorder", "--to", "alice", "--text", "hello there")
+    assert result.code == 2, result.err
+    assert "has no @alice" in result.err
+    assert sent() == [] and not posting_key_read()
+
+
+def test_a_renamed_flagged_author_whose_id_a_plugin_spells_with_zeros_is_refused(
+        cli, recorder, keyring_log) -> None:
+    flag(cli, "mallory_old", "666")
+    platform.add_post("50", "mallory_new", user_id="000666")
+    refused_before_posting(cli("send", "recorder", "--reply-to", "50", "--text", "hi"))
+
+
+def test_a_renamed_flagged_mention_a_plugin_resolves_to_a_padded_id_is_refused(
+        cli, recorder, keyring_log) -> None:
+    flag(cli, "mallory_old", "666")
+    platform.add_user("mallory_new", "0666")
+    refused_before_posting(cli("send", "recorder", "--text", "hi @mallory_new"))
+
+
+def test_a_party_the_platform_names_by_neither_handle_nor_id_refuses(
+        cli, recorder, keyring_log) -> None:
+    platform.add_post("22", "alice", user_id="u-1",
+                      parties=[("thread root author", None, None)])
+    result = cli("send", "recorder", "--reply-to", "22", "--text", "agreed!")
+    assert result.code == 5, result.err
+    assert "thread root author" in result.err
+    assert not posting_key_read() and sent() == []
 
 
 def test_a_post_that_quotes_a_flagged_persons_post_by_its_url_is_refused(

@@ -96,11 +96,14 @@ def decode_cursor(platform: str, raw: str) -> tuple[int, frozenset[str]]:
 USERNAME = re.compile(r"[A-Za-z0-9._]{1,30}")
 # A mention is '@' and an Instagram username: letters, digits, '_' and '.', at most 30, never
 # ending with '.' and never holding '..' (so "@alice." is alice, and the period ends a sentence).
-_MENTION = re.compile(r"@([A-Za-z0-9_](?:[A-Za-z0-9_]|\.(?=[A-Za-z0-9_])){0,29})")
-# Characters that, just before '@', make it part of a word or an e-mail address, not a mention.
-# Only ASCII: a mention straight after CJK text or an accented letter still counts, because a
-# missed mention would skip the do-not-engage check, while an extra one only checks more.
-_NOT_BEFORE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.%+-@/")
+# The at sign may be the full-width one, which X links too: counting it only checks more.
+_MENTION = re.compile(r"[@\uff20]([A-Za-z0-9_](?:[A-Za-z0-9_]|\.(?=[A-Za-z0-9_])){0,29})")
+# Characters that, just before '@', make it part of a word or an e-mail address, not a mention:
+# ASCII word characters and another at sign only. Punctuation does not: ".@bob" (the old way to
+# make a reply public), "-@bob", "+@bob" and "/@bob" are linked, as on X. A mention straight
+# after CJK text or an accented letter still counts, because a missed mention would skip the
+# do-not-engage check, while an extra one only checks more.
+_NOT_BEFORE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@\uff20")
 _LINK = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
 
 

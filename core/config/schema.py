@@ -460,6 +460,13 @@ def _http_url(text: str) -> str:
             "credentials live in the keyring: tactful credentials set PLATFORM FIELD",
             found="a URL with credentials in it (not shown)",
         )
+    if parts.query or parts.fragment or text.rstrip().endswith(("?", "#")):
+        # `doctor --reach` and error messages show a base URL: a key in it would be shown too.
+        raise Invalid(
+            "a URL without a query or fragment",
+            "a key belongs in the keyring: tactful credentials set PLATFORM FIELD",
+            found="a URL with a query or fragment (not shown)",
+        )
     if parts.scheme not in ("http", "https") or not parts.hostname or re.search(r"\s", text):
         raise Invalid(_URL_EXPECTED, "start it with http:// or https://")
     return text

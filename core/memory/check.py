@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from tactful.core.errors import MemoryUnavailable
 from tactful.core.memory import identity
-from tactful.core.memory.handles import canonical_ref, numeric_ids
+from tactful.core.memory.handles import canonical_ref, normalize_id, numeric_ids
 from tactful.core.memory.person import Person
 from tactful.core.memory.store import People
 
@@ -53,7 +53,16 @@ def check(people: People, platform: str, handle: str | None,
     named only by id, such as a thread's root author on Bluesky)."""
     shown = handle if handle is not None else f"id:{person_id}"
     try:
+        if person_id is not None:
+            # One spelling, whoever gave it (a plugin's read may say "0666" for 666); an id
+            # that is no id at all is unreadable, never nobody.
+            person_id = normalize_id(person_id)
         person = None
+        folder = identity.misnamed_folder(people.home, platform)
+        if folder is not None:
+            return Verdict(platform, shown, UNREADABLE,
+                           f"{people.home.root / 'people' / folder} stands for {platform} but "
+                           f"is not named {platform}; move its files into people/{platform}")
         if handle is not None:
             misnamed = identity.misnamed_file(people.home, platform, handle)
             if misnamed is not None:

@@ -339,6 +339,11 @@ def _forget_account(home: Home, settings: MemorySettings, people: People, platfo
         else:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
+        for copy in identity.copies_of(home, platform, handle):
+            # A hand-made file for them under another spelling holds them too.
+            done.file = True
+            with contextlib.suppress(FileNotFoundError):
+                copy.unlink()
         _unlink_marks(home, platform, handle)
         # The map from the files as they are now: no marker names them any more (with
         # the flag kept, their id and links are marked again from the kept file).

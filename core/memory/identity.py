@@ -192,6 +192,47 @@ def _rebuilt_if_stale(home: Home, platform: str) -> Scan | None:
         return _rebuild(home, platform) if _stale(home, platform) else None
 
 
+def misnamed_folder(home: Home, platform: str) -> str | None:
+    """A hand-made folder under people/ that means this platform but is not named it (`X/`,
+    `x /`): its files are someone's, and tactful would never read them."""
+    try:
+        names = os.listdir(home.root / "people")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return next((name for name in sorted(names)
+                 if name != platform and name.strip().lower() == platform), None)
+
+
+def copies_of(home: Home, platform: str, handle: str) -> list[Path]:
+    """Hand-made files that stand for this handle but are not `people/<platform>/<handle>.md`
+    (`Troll.md`, `troll.MD`, `people/X/troll.md`): forgetting must remove them too."""
+    folders = [platform]
+    misnamed = misnamed_folder(home, platform)
+    try:
+        names = os.listdir(home.root / "people")
+    except (FileNotFoundError, NotADirectoryError):
+        names = []
+    if misnamed is not None:
+        folders += [n for n in names if n != platform and n.strip().lower() == platform]
+    found: list[Path] = []
+    for folder in folders:
+        path = home.root / "people" / folder
+        try:
+            files = os.listdir(path)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for name in sorted(files):
+            trimmed = name.strip()
+            if name.startswith(".") or not trimmed.lower().endswith(".md"):
+                continue
+            if folder == platform and name == f"{handle}.md":
+                continue  # the file itself, which forgetting handles
+            with contextlib.suppress(BadInput):
+                if normalize_handle(trimmed[:-3].strip(), platform) == handle:
+                    found.append(path / name)
+    return found
+
+
 def is_stale(home: Home, platform: str) -> bool:
     """Whether the map may miss a change made behind tactful's back (a writer that finds it
     so before writing rebuilds it after, instead of stamping over the change). Asked under
@@ -280,14 +321,15 @@ def scan(people: Path) -> Scan:
     except (FileNotFoundError, NotADirectoryError):
         return found
     for name in names:
-        if not name.endswith(".md") or name.startswith("."):
+        # An editor or a copy may save `Troll.MD` or `troll .md`: still someone's file.
+        trimmed = name.strip()
+        if not trimmed.lower().endswith(".md") or name.startswith("."):
             continue
-        stem = name[:-3]
         try:
-            normal = normalize_handle(stem)
+            normal = normalize_handle(trimmed[:-3].strip())
         except BadInput:
             continue
-        if normal != stem:
+        if name != f"{normal}.md":
             found.misnamed[normal] = name
         header = _header(people / name)
         if header is None:

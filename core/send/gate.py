@@ -38,6 +38,7 @@ from tactful.core.errors import BadInput, Refused, TactfulError
 from tactful.core.memory import check as checks
 from tactful.core.memory.handles import normalize_handle, normalize_id, normalize_platform
 from tactful.core.memory.home import Home
+from tactful.core.memory.person import ENTRY_KINDS
 from tactful.core.memory.settings import MemorySettings
 from tactful.core.memory.store import People
 from tactful.core.plugins import Host
@@ -209,9 +210,9 @@ class Gate:
             if post.handle is not None:
                 post = replace(post, handle=normalize_handle(post.handle, platform))
             attempt.post = post
-        attempt.action = request.action or (
+        attempt.action = _action(request.action or (
             "reply" if attempt.post is not None
-            else adapter.direct_kind if attempt.to is not None else "post")
+            else adapter.direct_kind if attempt.to is not None else "post"))
         # Normalized here as well: an adapter that forgets to must not hide `Mallory`.
         attempt.mentions = list(dict.fromkeys(
             normalize_handle(m, platform) for m in adapter.mentions(attempt.text)))
@@ -405,7 +406,12 @@ def _recipient_id(attempt: Attempt) -> str | None:
 
 
 def _normalized(author: Author, platform: str) -> Author:
-    """An author as a read gave it, every handle normalized (an adapter may forget to)."""
+    """An author as a read gave it, every handle normalized (an adapter may forget to). A
+    party the platform named by neither handle nor id is someone nobody can check: refused."""
+    for party in author.parties:
+        if party.handle is None and party.id is None:
+            raise Refused(f"refused: {platform}: the read named a party ({party.role}) by "
+                          "neither handle nor id, so they cannot be checked; nothing was sent")
     return replace(author, handle=normalize_handle(author.handle, platform),
                    parties=tuple(_party(p, platform) for p in author.parties))
 
@@ -414,6 +420,17 @@ def _party(party: Party, platform: str) -> Party:
     handle = normalize_handle(party.handle, platform) if party.handle is not None else None
     return replace(party, handle=handle,
                    id=normalize_id(party.id) if party.id is not None else None)
+
+
+def _action(raw: str) -> str:
+    """The kind a sender (or a plugin adapter's `direct_kind`) named, in its one spelling: the
+    ledger's keys, the quotas, the mention rule and memory read it, so "Reply" must not be a
+    kind of its own that no earlier reply or quota counts."""
+    action = raw.strip().lower()
+    if action not in ENTRY_KINDS:
+        raise BadInput(f"action {raw[:40]!r} is not a kind tactful sends; use one of "
+                       f"{', '.join(ENTRY_KINDS)}")
+    return action
 
 
 def _check_text(text: str, platform: str, adapter: Adapter) -> None:

@@ -15,7 +15,8 @@ from tactful.core.memory.forgetting import OUTBOX, OUTBOX_LOCK
 from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.scrub import scrub
 
-TEXT_KEYS = ("text",)
+# The image is a URL the operator gave: a presigned one carries its signature.
+TEXT_KEYS = ("text", "image")
 
 
 def append(home: Home, record: dict[str, Any]) -> None:

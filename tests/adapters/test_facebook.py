@@ -101,7 +101,8 @@ def test_a_reply_inside_a_thread_goes_to_its_top_comment_and_checks_its_author(
     session.send("welcome both", reply_to=ref, to=None, mentions={})
 
     assert (author.handle, author.display_name, author.thread) == (BOB, "Bob Example", top)
-    assert [(p.role, p.id) for p in author.parties] == [("thread author", ALICE)]
+    assert [(p.role, p.id) for p in author.parties] == [("thread author", ALICE),
+                                                        ("post author", PAGE)]
     [posted] = facebook.sent()
     assert posted["reply_to"] == top
 
@@ -146,7 +147,7 @@ def test_a_flagged_target_exits_3_with_no_request_and_no_key_read(  # type: igno
     assert facebook.requests == [] and recording_keyring.reads() == []
 
 
-def test_a_flagged_author_found_by_one_read_is_never_answered(  # type: ignore[no-untyped-def]
+def test_a_flagged_author_found_by_reading_the_comment_is_never_answered(  # type: ignore[no-untyped-def]
         cli, facebook: FacebookEmulator) -> None:
     assert cli("dne", "facebook", MALLORY, "on").code == 0
     comment = facebook.add_comment(MALLORY, "answer me")
@@ -155,7 +156,9 @@ def test_a_flagged_author_found_by_one_read_is_never_answered(  # type: ignore[n
 
     assert result.code == 3, result.err
     assert "(author)" in result.err
-    assert [r.path for r in facebook.requests] == [f"/v21.0/{comment}"]
+    # the comment, then the post it is on (whose author an answer notifies): reads only
+    assert [r.path for r in facebook.requests] == [
+        f"/v21.0/{comment}", f"/v21.0/{PAGE}_{comment.split('_')[0]}"]
     assert facebook.writes() == []
 
 

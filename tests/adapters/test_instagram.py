@@ -238,3 +238,14 @@ def test_fetch_reads_comments_on_the_persona_s_newest_media(session: Session,
     assert [(i.post.id, i.author.handle) for i in page.items] == seen
     assert page.items[0].post.url == instagram.comment_url(seen[0][0])
     assert session.fetch_inbound(page.cursor, 10).items == ()
+
+
+def test_a_presigned_image_url_leaves_no_signature_in_the_outbox(  # type: ignore[no-untyped-def]
+        cli, home: Path, instagram: InstagramEmulator) -> None:
+    signature = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    result = cli("send", "instagram", "--image",
+                 f"https://bucket.example.com/p.jpg?X-Amz-Signature={signature}",
+                 "--text", "a caption", "--dry-run")
+    assert result.code == 0, result.err
+    outbox = (home / "outbox" / "dry-run.jsonl").read_text()
+    assert "bucket.example.com/p.jpg" in outbox and signature not in outbox

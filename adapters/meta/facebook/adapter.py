@@ -36,7 +36,8 @@ POST_HOSTS = frozenset({"facebook.com", "www.facebook.com", "m.facebook.com",
 
 _NUMBER = re.compile(r"[0-9]{1,25}")
 _OBJECT = re.compile(r"[0-9]{1,25}_[0-9]{1,25}")
-_TAG = re.compile(r"@\[([0-9]{1,25})(?::[^\]]*)?\]")
+# Any number of leading zeros: Facebook reads the id as a number, so @[000…0666] tags 666.
+_TAG = re.compile(r"@\[([0-9]+)(?::[^\]]*)?\]")
 _HOW_TO_REFER = ("give a post id such as 104000000000001_123456789 (the page id, '_', the "
                  "post), a comment id such as 123456789_987654321, or their permalink")
 
@@ -110,7 +111,7 @@ def mentions(text: str) -> list[str]:
     order, once each. A plain "@name" is no tag on Facebook: it links and notifies nobody."""
     found: list[str] = []
     for match in _TAG.finditer(text):
-        handle = str(int(match.group(1)))
+        handle = match.group(1).lstrip("0") or "0"  # int() refuses over 4300 digits
         if handle not in found:
             found.append(handle)
     return found

@@ -32,8 +32,10 @@ from tactful.adapters.meta.graph_emulator import (
 
 PUBLIC = "https://www.facebook.com"
 POST_FIELDS = frozenset({"id", "from", "message", "created_time", "permalink_url",
-                         "updated_time", "story", "status_type", "is_published"})
+                         "updated_time", "story", "status_type", "is_published",
+                         "message_tags"})
 COMMENT_FIELDS = frozenset({"id", "from", "message", "created_time", "permalink_url", "parent",
+                            "message_tags",
                             "comment_count", "like_count", "can_reply_privately"})
 PAGE_FIELDS = frozenset({"id", "name", "username", "category", "link"})
 
@@ -54,6 +56,7 @@ class _Post:
     tags_page: bool
     via_api: bool
     comments: list[_Comment] = field(default_factory=list)
+    tags: list[_Actor] = field(default_factory=list)  # people the post tags
 
 
 @dataclass
@@ -67,6 +70,7 @@ class _Comment:
     via_api: bool
     asked_reply_to: str | None = None  # the object the API request named
     replies: list[_Comment] = field(default_factory=list)
+    tags: list[_Actor] = field(default_factory=list)  # people the comment tags
 
 
 class FacebookEmulator(GraphEmulator):
@@ -100,15 +104,27 @@ class FacebookEmulator(GraphEmulator):
         with self._state:
             return self._new_post(self._page, message, tags_page=False, via_api=False).id
 
-    def add_tagged_post(self, user: str, message: str) -> str:
-        """A post by `user` on their own timeline that tags the Page; its id."""
+    def add_tagged_post(self, user: str, message: str, *, tagging: tuple[str, ...] = ()) -> str:
+        """A post by `user` on their own timeline that tags the Page, and the people
+        `tagging` names too; its id."""
         actor = self._actor(user)
+        tagged = [self._actor(other) for other in tagging]
         with self._state:
-            return self._new_post(actor, message, tags_page=True, via_api=False).id
+            post = self._new_post(actor, message, tags_page=True, via_api=False)
+            post.tags = tagged
+            return post.id
 
-    def add_comment(self, user: str, message: str, *, on: str | None = None) -> str:
+    def add_comment(self, user: str, message: str, *, on: str | None = None,
+                    tagging: tuple[str, ...] = ()) -> str:
         """A comment by `user` on post `on` (default: the Page's newest, made if none), or a
-        reply when `on` is a comment; its id, <post n>_<m>."""
+        reply when `on` is a comment, tagging the people `tagging` names; its id, <post n>_<m>."""
+        made = self._add_comment(user, message, on=on)
+        tagged = [self._actor(other) for other in tagging]
+        with self._state:
+            self._comments[made].tags = tagged
+        return made
+
+    def _add_comment(self, user: str, message: str, *, on: str | None) -> str:
         actor = self._actor(user)
         with self._state:
             if on is not None and on in self._comments:
@@ -233,6 +249,11 @@ class FacebookEmulator(GraphEmulator):
         who = self._who(post.author)
         if who is not None:
             full["from"] = who
+        tags = [{"id": self._page.id, "name": self._page.name, "type": "page"}] \
+            if post.tags_page else []
+        tags += [{"id": a.id, "name": a.name, "type": "user"} for a in post.tags if not a.hidden]
+        if tags:  # as Graph gives it: the field is absent when the post tags nobody
+            full["message_tags"] = [{**tag, "offset": 0, "length": 0} for tag in tags]
         return chosen(full, names, ("id", "message", "created_time"))
 
     def _comment_fields(self, comment: _Comment, names: list[str]) -> dict[str, Any]:
@@ -244,6 +265,9 @@ class FacebookEmulator(GraphEmulator):
         who = self._who(comment.author)
         if who is not None:
             full["from"] = who
+        if comment.tags:
+            full["message_tags"] = [{"id": a.id, "name": a.name, "type": "user", "offset": 0,
+                                     "length": 0} for a in comment.tags if not a.hidden]
         if comment.parent is not None:  # default fields of the parent comment, as Graph gives
             parent = comment.parent
             full["parent"] = {"id": parent.id, "message": parent.message,

@@ -6,6 +6,10 @@ What is Facebook's own:
   author (`parent`), which the answer reaches too ("thread author"). Post and comment ids look
   alike (`<n>_<m>`): one the Page's id starts is a Page post; anything else is read as a
   comment first, and as a post when Facebook says it has no `parent` field (a second read);
+- an answer to a comment lands on its post, whose author Facebook notifies: that post is read
+  too ("post author"), and a post read for an answer names whom it tags (`message_tags`,
+  "tagged in the post"), who are notified of comments on it; a comment answered, and the
+  thread's top-level comment, name whom they tag too ("tagged in the comment");
 - a comment or reply is `POST /{object-id}/comments`; a reply inside a thread goes to the
   thread's top-level comment, where Facebook shows it; a Page post is `POST /{page-id}/feed`;
 - inbound: comments under the Page's newest posts (all of them, replies too:
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
 
 from tactful.adapters.meta.facebook.adapter import (
     PLATFORM,
@@ -35,8 +40,13 @@ if TYPE_CHECKING:
 
 POST_FIELDS = "id,from,message,created_time,permalink_url"
 COMMENT_FIELDS = POST_FIELDS + ",parent"
+TAGGED_FIELDS = POST_FIELDS + ",message_tags"  # a post read for replying: whom it tags
+REPLIED_FIELDS = COMMENT_FIELDS + ",message_tags"  # a comment read for replying: the same
 OWN_WINDOW = 25  # how many of the Page's newest posts are looked at
 THREAD_AUTHOR = "thread author"
+POST_AUTHOR = "post author"
+TAGGED = "tagged in the post"
+COMMENT_TAGGED = "tagged in the comment"
 
 
 class FacebookSession(GraphSession):
@@ -54,20 +64,83 @@ class FacebookSession(GraphSession):
     # ---- the Session protocol ---------------------------------------------------------------
 
     def author(self, post: PostRef) -> Author:
-        item = self._object(post)
+        """The author of a post or comment. A comment's answer lands on its post too, whose
+        author Facebook notifies ("post author", read once more), and inside a thread on the
+        thread's top-level comment ("thread author")."""
+        item, comment = self._object(post)
         author = self._author_of(item, what=f"{post.url or post.id}")
+        if not comment:
+            tagged = self._tagged(item)
+            if not tagged:
+                return author
+            return Author(handle=author.handle, id=author.id, display_name=author.display_name,
+                          thread=author.thread, url=author.url, parties=tuple(tagged))
+        parties = self._tagged(item, COMMENT_TAGGED)
         parent = item.get("parent")
-        if not isinstance(parent, dict):
-            return author
-        try:
-            top = self._author_of(parent, what=f"the comment that starts this thread "
-                                  f"({parent.get('id')})")
-        except TactfulError as exc:
-            raise Refused(f"{PLATFORM}: {exc}; the thread's author cannot be checked, so "
-                          "nothing was sent") from exc
+        if isinstance(parent, dict):
+            try:
+                top = self._author_of(parent, what=f"the comment that starts this thread "
+                                      f"({parent.get('id')})")
+            except TactfulError as exc:
+                raise Refused(f"{PLATFORM}: {exc}; the thread's author cannot be checked, so "
+                              "nothing was sent") from exc
+            parties.append(Party(THREAD_AUTHOR, handle=top.handle, id=top.id))
+            parties += self._thread_tags(parent)
+        parties += self._post_parties(post.id, item)
         return Author(handle=author.handle, id=author.id, display_name=author.display_name,
-                      thread=author.thread, url=author.url,
-                      parties=(Party(THREAD_AUTHOR, handle=top.handle, id=top.id),))
+                      thread=author.thread, url=author.url, parties=tuple(parties))
+
+    def _thread_tags(self, parent: Mapping[str, Any]) -> list[Party]:
+        """Whom the thread's top-level comment tags (one read: a comment's `parent` carries
+        only its default fields); they are notified of replies in its thread."""
+        parent_id = parent.get("id")
+        why = (f"the comment that starts this thread ({parent_id}) cannot be read with this "
+               "token, so whom it tags cannot be checked")
+        if not isinstance(parent_id, str) or not parent_id:
+            raise Refused(f"{PLATFORM}: {why}; nothing was sent")
+        top = self._call("GET", f"/{parent_id}", params={"fields": "id,message_tags"},
+                         unreadable=why)
+        return self._tagged(top, COMMENT_TAGGED)
+
+    def _tagged(self, item: Mapping[str, Any], role: str = "") -> list[Party]:
+        """The people a post or comment tags (`message_tags`), whom Facebook notifies of
+        comments on it or replies to it; the Page itself aside."""
+        found: list[Party] = []
+        tags = item.get("message_tags")
+        for tag in tags if isinstance(tags, list) else []:
+            tag_id = tag.get("id") if isinstance(tag, dict) else None
+            if not isinstance(tag_id, str) or not tag_id.isdigit():
+                raise Refused(f"{PLATFORM}: a post tags someone Facebook does not name by id, "
+                              "so they cannot be checked; nothing was sent")
+            handle = normalize_handle(tag_id, PLATFORM)
+            if handle != normalize_handle(self._page, PLATFORM):
+                found.append(Party(role or TAGGED, handle=handle, id=handle))
+        return found
+
+    def _post_parties(self, comment_id: str, item: Mapping[str, Any]) -> list[Party]:
+        """The author of the post a comment is on, and whom the post tags. A comment id is
+        `<post>_<comment>`; the post's full id is `<owner>_<post>`, the owner being the Page
+        for its own posts, or the one its permalink names (a post that tagged the Page). A
+        post that cannot be read refuses: its author could be anyone."""
+        number = comment_id.split("_")[0]
+        owners = [self._page]
+        link = item.get("permalink_url")
+        if isinstance(link, str):
+            owner = _owner_in(link, number)
+            if owner is not None and owner not in owners:
+                owners.append(owner)
+        for owner in owners:
+            try:
+                found = self._call("GET", f"/{owner}_{number}",
+                                   params={"fields": "id,from,message_tags"},
+                                   missing=f"post {owner}_{number}")
+            except BadInput:
+                continue  # not this owner's post
+            top = self._author_of(found, what=f"the post {owner}_{number} this comment is on")
+            return [Party(POST_AUTHOR, handle=top.handle, id=top.id), *self._tagged(found)]
+        raise Refused(f"{PLATFORM}: the post comment {comment_id} is on could not be read, so "
+                      "its author (whom an answer notifies) cannot be checked; nothing was "
+                      "sent")
 
     def resolve(self, handle: str) -> str | None:
         """A Facebook handle is the id itself."""
@@ -122,24 +195,25 @@ class FacebookSession(GraphSession):
 
     # ---- reading ------------------------------------------------------------------------------
 
-    def _object(self, post: PostRef) -> dict[str, Any]:
-        """One read of a post or comment. An id the Page's own starts is one of its posts; any
-        other is read as a comment, and as a post when Facebook answers that the object has
-        no `parent` (a post: a second read)."""
+    def _object(self, post: PostRef) -> tuple[dict[str, Any], bool]:
+        """One read of a post or comment, and whether it is a comment. An id the Page's own
+        starts is one of its posts; any other is read as a comment, and as a post when
+        Facebook answers that the object has no `parent` (a post: a second read)."""
         name = f"post or comment {post.url or post.id}"
         if not post.id.startswith(f"{self._page}_"):
             try:
-                item = self._call("GET", f"/{post.id}", params={"fields": COMMENT_FIELDS},
+                item = self._call("GET", f"/{post.id}", params={"fields": REPLIED_FIELDS},
                                   missing=name)
             except BadInput as exc:
                 if "nonexisting field (parent)" not in str(exc):
                     raise
             else:
                 self._read[post.id] = item
-                return item
-        item = self._call("GET", f"/{post.id}", params={"fields": POST_FIELDS}, missing=name)
+                return item, True
+        item = self._call("GET", f"/{post.id}", params={"fields": TAGGED_FIELDS},
+                          missing=name)
         self._read[post.id] = item
-        return item
+        return item, False
 
     def _author_of(self, item: Mapping[str, Any], *, what: str) -> Author:
         who = item.get("from")
@@ -184,3 +258,17 @@ class FacebookSession(GraphSession):
         if len(text) > TEXT_LIMIT:
             raise BadInput(f"{PLATFORM}: the text is {len(text)} characters; the limit is "
                            f"{TEXT_LIMIT}: shorten it")
+
+
+def _owner_in(link: str, number: str) -> str | None:
+    """The owner id a comment's permalink gives its post: `/<owner>_<post>`,
+    `/<owner>/posts/<post>` or `?story_fbid=<post>&id=<owner>`; None when it names none."""
+    parts = urlsplit(link)
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    segments = [s for s in parts.path.split("/") if s]
+    candidates = [query.get("id", "")] if query.get("story_fbid") == number else []
+    if len(segments) == 1 and segments[0].endswith(f"_{number}"):
+        candidates.append(segments[0].split("_")[0])
+    if len(segments) == 3 and segments[1] == "posts" and segments[2] == number:
+        candidates.append(segments[0])
+    return next((c for c in candidates if c.isdigit()), None)
