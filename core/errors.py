@@ -1,7 +1,7 @@
 """The one exception tree of tactful.
 
 Every message says what happened, where, and how to fix it, on one line. Only the command line
-turns these into exit codes (SPEC §11); library code raises, never exits.
+turns these into exit codes (the README's exit codes); library code raises, never exits.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The plugin host: one plugin manager, entry points loaded lazily and once (SPEC §14).
+"""The plugin host: one plugin manager, entry points loaded lazily and once (docs/hooks.md).
 
 A plugin that fails to load is named and skipped; the others still load. What plugins register
 is collected per hook through a `register` function that refuses a second registration of the

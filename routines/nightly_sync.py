@@ -1,4 +1,4 @@
-"""The nightly sync: carry the engagement log into memory (SPEC §9), 22:30 persona time by
+"""The nightly sync: carry the engagement log into memory (docs/log.md), 22:30 persona time by
 default. What `tactful sync-log` does, as a routine; a dry run only counts what it would read."""
 
 from __future__ import annotations

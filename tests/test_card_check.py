@@ -1,4 +1,4 @@
-"""The card and check (SPEC §8), by the command line a persona runs before every reply."""
+"""The card and check (docs/memory.md), by the command line a persona runs before every reply."""
 
 from __future__ import annotations
 

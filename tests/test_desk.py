@@ -1,4 +1,4 @@
-"""The desk, hot.md, and its archive (SPEC §8), with a frozen clock."""
+"""The desk, hot.md, and its archive (docs/search-and-desk.md), with a frozen clock."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Forgetting is complete (SPEC §9): nothing of the person is left anywhere under the home."""
+"""Forgetting is complete (docs/log.md): nothing of the person is left anywhere under the home."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The relationship ladder, fixed kinds and tone notes, computed from history (SPEC §5)."""
+"""The relationship ladder, fixed kinds and tone notes, computed from history (docs/memory.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Privacy at write time (SPEC §6), through `remember`, `pin` and `link` as a user runs them."""
+"""Privacy at write time (docs/memory.md): `remember`, `pin` and `link` as a user runs them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Responders (issue 6, item 4): template, command and openai, built through the plugin host.
+"""Responders: template, command and openai, built through the plugin host.
 
 No tactful code is mocked: the template reads cards the real `tactful card` prints, the command
 responder runs real programs, and the openai responder talks to a chat server on loopback.

@@ -1,4 +1,4 @@
-"""The search index (SPEC §7): ranking, quoting, and an index that is never trusted blindly."""
+"""The search index (docs/search-and-desk.md): ranking, quoting, an index never trusted blindly."""
 
 from __future__ import annotations
 

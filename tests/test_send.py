@@ -1,4 +1,4 @@
-"""The guarded send pipeline (SPEC §10) through `tactful send`, with a recording adapter plugin
+"""The guarded send pipeline (docs/sending.md) through `tactful send`, with a recording adapter
 and a recording keyring: who was checked, what was read, what was sent, in which order."""
 
 from __future__ import annotations

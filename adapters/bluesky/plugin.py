@@ -1,5 +1,5 @@
 """The Bluesky plugin: registers the adapter factory, the platform's facts and the demo's
-emulator, and imports nothing heavy (SPEC §14).
+emulator, and imports nothing heavy (docs/hooks.md).
 
 Loaded through the `tactful` entry point like any third-party plugin. The factory imports the
 offline adapter only when Bluesky is used; atproto waits until `Adapter.open`. The emulator is

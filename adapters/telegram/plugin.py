@@ -1,4 +1,4 @@
-"""The Telegram adapter's plugin: registers a factory, imports nothing heavy (SPEC §14).
+"""The Telegram adapter's plugin: registers a factory, imports nothing heavy (docs/hooks.md).
 
 The factory imports the offline adapter when the platform is first used; the adapter imports
 aiogram only when a session is opened, after every guard has passed. Besides the adapter it

@@ -1,6 +1,6 @@
 """The X plugin: registers the adapter factory, the platform's facts and the demo's emulator.
 
-Loading this module must stay cheap (SPEC §14): it imports neither tweepy nor the adapter; the
+Loading this module must stay cheap (docs/hooks.md): it imports neither tweepy nor the adapter; the
 factory imports the offline adapter when the platform is first used, and the adapter imports
 tweepy only when a session is opened. The emulator is imported only by `tactful demo`.
 """

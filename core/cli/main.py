@@ -1,4 +1,4 @@
-"""`tactful`: parse, call, map errors to exit codes (SPEC §11, §12).
+"""`tactful`: parse, call, map errors to exit codes (README: commands, exit codes).
 
 Each command's module is imported only when that command runs, so `check` and `card` load
 memory and nothing else: no platform SDK, no plugin, no network library.

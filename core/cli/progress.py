@@ -1,6 +1,6 @@
 """One self-rewriting progress line on a terminal, for long work (reindex, sync-log).
 
-Nothing at all when stderr is piped: cron and CI logs stay clean (SPEC §12).
+Nothing at all when stderr is piped: cron and CI logs stay clean (the README's commands).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`tactful send`: one post through the guarded pipeline (SPEC §10, §12).
+"""`tactful send`: one post through the guarded pipeline (docs/sending.md, the README's commands).
 
 The pipeline's modules are imported inside the command; if memory cannot even be imported, the
 send refuses with exit 4 (fail closed) instead of failing as a bug.

@@ -73,7 +73,7 @@ def remember(context: Context, args: argparse.Namespace) -> int:
 
 
 def _auto_link(context: Context, person: Person) -> None:
-    """Link to the same handle elsewhere when the display names match too (SPEC §6)."""
+    """Link to the same handle elsewhere when the display names match too (docs/memory.md)."""
     if not person.display_name:
         return
     # The platforms memory knows without loading a plugin (the static table).

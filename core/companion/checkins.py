@@ -1,4 +1,4 @@
-"""Check-ins (SPEC §15): the friend writes first now and then, and every time a rule allows it.
+"""Check-ins (docs/companion.md): the friend writes first now and then, when every rule allows it.
 
 Pure policy, no I/O and no clock: the gateway keeps a `CheckinState` per user, asks `due` now
 and then, and sends what it says through the pipeline's guards. Check-ins never count toward the
@@ -12,7 +12,7 @@ The caller keeps the state: on each check-in sent it appends the time to `checki
 an answer, whatever `unanswered` says. `paused` is /pause; `blocked` is set when the platform
 says the bot was blocked, and stays until the user writes again.
 
-Choices where SPEC §15 is silent (also in docs/companion.md, "Check-ins"):
+Choices made here (also in docs/companion.md, "Check-ins"):
 
 - The brakes, checked first, on the real `now`: blocked, paused, quiet hours in the user's zone
   (`(22, 8)` holds from 22:00 to 07:59 and may wrap midnight; equal hours mean none), and at

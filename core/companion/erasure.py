@@ -1,4 +1,4 @@
-"""/forget, /delete and /export (SPEC §15): what the user controls, done honestly.
+"""/forget, /delete and /export (docs/companion.md): what the user controls, done honestly.
 
 - `forget` clears both notes AND the session files (history, composed prompt) AND the held
   messages: clearing only the notes would leave the model everything in its history. The user
@@ -9,7 +9,7 @@
 - `export` is a small Markdown file with both notes: what the companion remembers, in the
   form the user can read.
 
-Choices where SPEC is silent:
+Choices made here:
 - The caller runs these under its per-chat lock (no turn of this chat in flight); a memory
   pass racing them writes nothing, because it checks the session did not change.
 - /forget VACUUMs too (`clear_pending`): with secure_delete a deleted row is already zeroed,

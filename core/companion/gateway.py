@@ -1,4 +1,4 @@
-"""The companion's gateway: one short-lived turn per message (SPEC §15), platform-agnostic.
+"""The companion's gateway: one short-lived turn per message (docs/companion.md), platform-agnostic.
 
 A chat platform (the Telegram side, adapters/telegram/companion.py) turns what arrives into an
 `Incoming` and gives a `Channel` to talk back through; everything else happens here:
@@ -599,7 +599,7 @@ class Gateway:
             await say(phrases.pick("resumed", language, self.rng))
         elif command == "timezone":
             # Telegram never says where someone lives: the daily cap, quiet hours and
-            # check-ins follow this once they set it (SPEC: "the user's own time zone").
+            # check-ins follow this once they set it (docs/companion.md).
             # Once a day: a zone whose midnight just passed would otherwise reset the cap.
             zone_name = _argument(message.text or "")
             user = self.store.user(chat)

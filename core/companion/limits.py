@@ -1,10 +1,10 @@
-"""Limits (SPEC §15): a sliding window and a daily cap per user, so a free companion stays
+"""Limits (docs/companion.md): a sliding window and a daily cap per user, so a free companion stays
 affordable, without ever feeling like a wall.
 
 This module only decides; it does no I/O and reads no clock. Over a limit the gateway stores
 the message, sends the one friendly "hold" line (phrases.py) and answers at `release_at(until)`.
 
-Choices where SPEC §15 is silent (also in docs/companion.md, "Limits"):
+Choices made here (also in docs/companion.md, "Limits"):
 
 - `times` should be the times of the user's messages that were let through (answered at once,
   or joined into a burst), not of messages being held. Held messages are answered once, merged,

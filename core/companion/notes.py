@@ -1,4 +1,4 @@
-"""The memory pass (SPEC §15): rewrite each quiet chat's two notes, then a neutral summary.
+"""The memory pass (docs/companion.md): rewrite each quiet chat's two notes, then a neutral summary.
 
 Every few hours the gateway runs `run_pass`. It visits the chats where the user wrote since
 their last pass and has been quiet at least `quiet_minutes`, gives the responder the last
@@ -6,7 +6,7 @@ their last pass and has been quiet at least `quiet_minutes`, gives the responder
 append: an appended note grows back into the transcript). Then it asks, in a second, separate
 draft, for a neutral operational summary for the operator, with no chat content.
 
-Choices where SPEC is silent:
+Choices made here:
 - The output format is three marker lines, each alone on its line:
   `=== MEMORY ===`, the memory note, `=== STYLE ===`, the style note, `=== END ===`.
   Parsing is strict: the first line must be the MEMORY marker and the last the END marker, the

@@ -1,10 +1,10 @@
-"""Pacing (SPEC §15): a reply goes out the way a person texts, a few short messages with typing
+"""Pacing (docs/companion.md): a reply goes out the way a person texts, short messages with typing
 in between, not one block that lands the instant the model is done.
 
 Pure arithmetic, no I/O and no clock: the gateway sleeps the delays, shows the typing indicator
 and sends the parts; randomness comes in as an `rng`, so tests are exact.
 
-Choices where SPEC §15 is silent (also in docs/companion.md, "Pacing"):
+Choices made here (also in docs/companion.md, "Pacing"):
 
 - A paragraph is text between blank lines. A paragraph up to `LONG_PARAGRAPH` characters is one
   message, however many short sentences it holds ("Hey! Good to hear. How was it?" is one text).

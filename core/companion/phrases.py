@@ -1,10 +1,10 @@
-"""The few fixed lines the companion says itself (SPEC §15), in English, Dutch and German.
+"""The few fixed lines the companion says itself (docs/companion.md), in English, Dutch and German.
 
 Everything else the companion says comes from the responder; these are the lines that must work
 when there is no reply to send (a hold, a failure) or that answer a command. The language comes
 from the platform's language tag (Telegram's `language_code`: "nl", "nl-BE", "de-AT" ...).
 
-Choices where SPEC §15 is silent (also in docs/companion.md, "Languages"):
+Choices made here (also in docs/companion.md, "Languages"):
 
 - The primary subtag decides, case and "_" or "-" aside: "nl*" is Dutch, "de*" German (so
   Flemish, Austrian and Swiss users get them too), anything else or nothing is English.

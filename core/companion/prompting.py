@@ -1,4 +1,4 @@
-"""The companion's system prompt, composed fresh for every turn from its parts (SPEC §15):
+"""The companion's system prompt, composed fresh for every turn from its parts (docs/companion.md):
 the base prompt with the hard rules, a mode block, the persona, the user's style note and the
 user's memory note. The notes and the recent history are data, fenced like every other prompt
 tactful builds, so nothing a user wrote can speak as the operator.

@@ -1,4 +1,4 @@
-"""The retention sweep (SPEC §15): history goes `history_days` after the user's last message.
+"""The retention sweep (docs/companion.md): history goes `history_days` after their last message.
 
 Run at start-up and every few hours. For every chat whose user last wrote `history_days` ago or
 more, the session is reset: `history.jsonl` and `prompt.md` are deleted and the next message
@@ -6,7 +6,7 @@ starts a new session built from the notes. The notes stay: they are what the use
 (/memory, /forget, /export, /delete). Only the user's own messages count: the bot's messages,
 check-ins included, never extend the window.
 
-Choices where SPEC is silent:
+Choices made here:
 - "Older than" is inclusive: at exactly `history_days` after their last message, it goes.
 - A user who never wrote (only the bot did) counts from `started_at`.
 - A session folder the database does not know (the database was lost, or a /delete stopped

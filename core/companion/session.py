@@ -1,11 +1,11 @@
-"""One chat's session folder, `<home>/companion/<bot>/<chat-id>/` (SPEC §15).
+"""One chat's session folder, `<home>/companion/<bot>/<chat-id>/` (docs/companion.md).
 
 It holds what a turn needs and nothing else: `history.jsonl` (recent messages, one JSON object a
 line: role `user` or `bot`, text, time in UTC), `prompt.md` (the last composed system prompt),
 and the two notes, `memory.md` and `style.md`. No process lives between messages, so every
 turn reads these afresh.
 
-Choices where SPEC is silent:
+Choices made here:
 - The folder name is the chat id in decimal and nothing else: a chat id must be an `int` (not a
   bool, not a string), and a bot name is 1–64 of `A-Z a-z 0-9 _ -`. Anything else is refused
   before a path is built, so no id can climb out of the home.

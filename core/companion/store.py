@@ -1,4 +1,4 @@
-"""The companion's private database, `<home>/companion/<bot>/companion.sqlite` (SPEC §15).
+"""The companion's private database, `<home>/companion/<bot>/companion.sqlite` (docs/companion.md).
 
 It holds what the rules need to know about a user and no conversation: metadata per chat
 (language, time zone, when they started and last wrote, pause and block, check-in counters,
@@ -7,7 +7,7 @@ messages (for the limits), the messages held over a limit, and the memory pass's
 operational summaries. Held messages are the one place text lives here, and only until they
 are answered, forgotten or deleted; no log ever carries them.
 
-Choices where SPEC is silent:
+Choices made here:
 - Times are stored as UTC ISO 8601 with microseconds (`session.utc_text`), so string order is
   time order. A naive datetime is refused.
 - `PRAGMA secure_delete` is on, so a deleted row is overwritten in place, and the journal is
@@ -23,7 +23,7 @@ Choices where SPEC is silent:
 - Check-in times are kept for the life of the user row (a few a week at most): the check-in
   policy needs to know which of day-2 and week-1 went out, and the rolling weekly count.
 - `record_arrival` counts an arrival and stores nothing else: not who arrived, not when, and
-  there is no `invited_by` column (SPEC: "only the count of arrivals is kept"). The caller
+  there is no `invited_by` column (only the count of arrivals is kept). The caller
   should count only a chat's first contact, since nothing here can tell a repeat.
 - An invite code is 12 URL-safe characters from `secrets` (72 bits), made on first ask, never
   changed; it fits a Telegram `start` parameter.

@@ -138,7 +138,7 @@ def is_secret_key(key: str) -> bool:
 
 
 def _refuse_secrets(node: Located, path: str) -> None:
-    """Secrets live only in the keyring (SPEC §13): refuse the key, wherever it is, unechoed."""
+    """Secrets live only in the keyring (docs/credentials.md): refuse the key anywhere, unechoed."""
     if isinstance(node, MapAt):
         for entry in node.entries:
             key_path = f"{path}.{entry.key}" if path else entry.key

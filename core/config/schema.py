@@ -5,7 +5,7 @@ keys and their kinds (what the loader checks, with file, line and key in every m
 section such as `responders` takes a dataclass, a `Section`, one `Field` in `CONFIG_SCHEMA` and one
 attribute on `Config`; no parsing code.
 
-Choices where SPEC §13 is silent:
+Choices made here:
 - Text is text: `name: 42` or `account: 1e3` is refused with a hint to quote it, because YAML turns
   such words into numbers the user never meant. Booleans are not integers, nor integers booleans.
 - A key written with no value (`timezone:`) is an error unless null means something: "not set" for
@@ -15,7 +15,7 @@ Choices where SPEC §13 is silent:
   of platform facts (`core/memory/platforms.py`, the static table the adapter plugins own,
   read without loading them): a platform whose plugin declares modes has the key `mode`
   (None means its first mode, e.g. "persona" on Telegram); the others do not.
-- Owners are checked and normalized like every handle (SPEC §3): leading @ dropped, lower case.
+- Owners are normalized like every handle (docs/memory.md): leading @ dropped, lower case.
 """
 
 from __future__ import annotations
@@ -438,7 +438,7 @@ _ACCOUNT = re.compile(r"[^\s/]+")
 
 def _account(text: str) -> str:
     if not _ACCOUNT.fullmatch(text):
-        # the account names a keyring entry, <platform>/<account>/<field> (SPEC §10)
+        # the account names a keyring entry, <platform>/<account>/<field> (docs/sending.md)
         raise Invalid("an account name without spaces or slashes")
     return text
 

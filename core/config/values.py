@@ -24,7 +24,7 @@ class PersonaConfig:
 
 @dataclass(frozen=True)
 class MemoryConfig:
-    """Where memory lives and when person files are compacted (SPEC §2, §4)."""
+    """Where memory lives and when person files are compacted (docs/memory.md)."""
 
     home: Path | None = None  # absolute when set; None: --home, $TACTFUL_HOME or the data dir
     compact_after: int = 50

@@ -1,4 +1,4 @@
-"""The card: a short page to read before every reply (SPEC §8). Data, never instructions."""
+"""The card: a short page to read before every reply (docs/memory.md). Data, never instructions."""
 
 from __future__ import annotations
 

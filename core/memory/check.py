@@ -1,4 +1,4 @@
-"""`check`: may this account be touched? (SPEC §8, §3)
+"""`check`: may this account be touched? (docs/memory.md)
 
 One model of who a person is: on a platform, a stable id with every handle it has been seen
 under; across platforms, the accounts linked to it by `aka`, a link recorded on either side

@@ -1,4 +1,4 @@
-"""Compaction: past `compact_after` entries, keep the latest `keep_full` in full (SPEC §4).
+"""Compaction: past `compact_after` entries, keep the latest `keep_full` in full (docs/memory.md).
 
 Each older entry becomes one dated line. What must never be lost stays with it: every open item
 (resolved or not), the link and the thread. Flags live in the header and are untouched.

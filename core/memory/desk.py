@@ -1,4 +1,4 @@
-"""The desk, `hot.md`: a short page to read at the start of a session (SPEC §8).
+"""The desk, `hot.md`: a short page to read at the start of a session (docs/search-and-desk.md).
 
 Built from the index, never by reading every person file. Its first line says when it was
 generated. Every line that drops off is appended to `hot-archive.md` with the time, so nothing

@@ -1,4 +1,4 @@
-"""The engagement log, `<home>/engagement.jsonl`: one JSON object per action that sent (SPEC §9).
+"""The engagement log, `<home>/engagement.jsonl`: one JSON object per send (docs/log.md).
 
 Whatever sends appends here; `sync-log` carries the events into person files and the journal.
 
@@ -103,7 +103,7 @@ def _time(value: Any, tz: tzinfo) -> datetime | None:
 
 
 def parse_event(record: Any, line: int, tz: tzinfo) -> Event | BadLine:
-    """Check one decoded JSON value against the log's keys (SPEC §9)."""
+    """Check one decoded JSON value against the log's keys (docs/log.md)."""
     if not isinstance(record, dict):
         return BadLine(line, "not a JSON object")
     action = record.get("action")
@@ -233,7 +233,7 @@ def read(path: Path, tz: tzinfo) -> Iterator[Event | BadLine]:
 # --------------------------------------------------------------------------- writing
 
 def _gated(record: dict[str, Any]) -> dict[str, Any]:
-    """The privacy gate over the free text of one event, before it is written (SPEC §6)."""
+    """The privacy gate over the free text of one event, before it is written (docs/memory.md)."""
     # Imported here: the scrubber's patterns are paid for only by a writer.
     from tactful.core.memory.injection import injection_reason
     from tactful.core.memory.recording import THEIR_SIDE_LIMIT
@@ -267,7 +267,7 @@ def _gated(record: dict[str, Any]) -> dict[str, Any]:
 def append(home: Home, event: Mapping[str, Any], tz: tzinfo) -> dict[str, Any]:
     """Append one event to the home's log; returns the record as written.
 
-    `event` holds the keys of SPEC §9 (`time` may be a datetime); a bad event raises BadInput
+    `event` holds the keys of docs/log.md (`time` may be a datetime); a bad event raises BadInput
     and nothing is written. Unknown keys are kept (and scrubbed when they hold text).
     """
     record = dict(event)

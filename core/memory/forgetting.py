@@ -1,4 +1,4 @@
-"""Forgetting a person, completely (SPEC §9).
+"""Forgetting a person, completely (docs/log.md).
 
 Their file, the marks their handle left (id map, lock, leftover temp files), their lines in the
 engagement log, the dry-run outbox, the desk and its archive, their links from other people's

@@ -1,4 +1,4 @@
-"""The memory home: one folder that holds everything a persona remembers (SPEC §2)."""
+"""The memory home: one folder that holds everything a persona remembers (docs/memory.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stable ids: which handles have carried which platform id (SPEC §3).
+"""Stable ids: which handles have carried which platform id (docs/memory.md).
 
 Handles change, ids do not, so a renamed do-not-engage account must still be found. The map is
 a folder per id under `<home>/.ids/<platform>/` holding one empty marker file per handle: adding

@@ -1,4 +1,5 @@
-"""The search index: SQLite FTS5 over memory, disposable and rebuilt from the files (SPEC §7).
+"""The search index: SQLite FTS5 over memory, disposable, rebuilt from the files
+(docs/search-and-desk.md).
 
 Files are the truth. The index is updated by the writer after every person write, and checked
 against the files before it is used: a file whose size, mtime or inode differ from what was

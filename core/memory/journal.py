@@ -1,4 +1,4 @@
-"""The journal: my own posts and notes, `<home>/journal/<YYYY-MM>.md`, dated (SPEC §2).
+"""The journal: my own posts and notes, `<home>/journal/<YYYY-MM>.md`, dated (docs/memory.md).
 
 One file per month in the persona's time zone. Its grammar is tactful's own and parsed strictly,
 like a person file: a line that fits nowhere is an error naming the file and line, and the file

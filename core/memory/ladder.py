@@ -1,4 +1,4 @@
-"""The relationship ladder and the tone notes, computed from history (SPEC §5).
+"""The relationship ladder and the tone notes, computed from history (docs/memory.md).
 
 The ladder only climbs: the rung stored in the file is a floor, so compaction or a quiet month
 never demotes anyone. Tone notes are feature words counted from their paraphrased side; they
@@ -14,7 +14,7 @@ from itertools import pairwise
 from tactful.core.memory.clock import local_day
 from tactful.core.memory.person import LADDER, Person
 
-# The kinds by which someone "reaches me" (SPEC §5); an inbound like does not.
+# The kinds by which someone "reaches me" (docs/memory.md); an inbound like does not.
 REACHING = frozenset({"reply", "mention", "quote", "question", "dm", "follow", "collab"})
 
 

@@ -1,4 +1,4 @@
-"""Cautious `aka` links between accounts of one person (SPEC §6).
+"""Cautious `aka` links between accounts of one person (docs/memory.md).
 
 Automatic only when display name and handle both match; by hand only with a public http(s) URL
 as proof. Every link records why it was made, on both files.

@@ -1,4 +1,4 @@
-"""The person: what one file holds about one account on one platform (SPEC §4).
+"""The person: what one file holds about one account on one platform (docs/memory.md).
 
 Plain data only. Parsing and writing live in `personfile`, the rules that change a person in
 `recording`, the ladder and tone in `ladder`.

@@ -1,4 +1,4 @@
-"""Reading and writing a person file: Markdown with a YAML header (SPEC §4).
+"""Reading and writing a person file: Markdown with a YAML header (docs/memory.md).
 
 The grammar of the body is tactful's own and parsed strictly: a line that fits nowhere is an
 error naming the file and line, and the file is then never overwritten. Header keys written by

@@ -1,4 +1,4 @@
-"""The rules that change a person: remember, pin, resolve, flag, do-not-engage, set (SPEC §4–§6).
+"""The rules that change a person: remember, pin, resolve, flag, dne, set (docs/memory.md).
 
 Every piece of text passes the same gate before it touches a Person: collapsed to one line,
 checked for instruction-like content (never stored; a `prompt-injection` flag instead),

@@ -1,4 +1,4 @@
-"""Search over the index: every token quoted, one score per result (SPEC §7).
+"""Search over the index: every token quoted, one score per result (docs/search-and-desk.md).
 
 score = 3 × relevance + 1 × recency + 0.5 × importance, where relevance is BM25 normalized to
 0..1 within the query, recency halves every 14 days, and importance is 1 for an entry with an

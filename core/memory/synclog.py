@@ -1,4 +1,4 @@
-"""sync-log: carry the engagement log into person files and the journal (SPEC §9).
+"""sync-log: carry the engagement log into person files and the journal (docs/log.md).
 
 Every event becomes an outbound entry in its person's file (kind = the action, my text, the
 link, the thread); when the log has their side (`they`, a paraphrase of what I answered), that

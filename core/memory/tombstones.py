@@ -1,4 +1,4 @@
-"""Tombstones: a forgotten person stays forgotten (SPEC §9).
+"""Tombstones: a forgotten person stays forgotten (docs/log.md).
 
 `forget` appends one line per handle and per stable id of the person, `{"hash": ..., "time":
 ...}`, to `<home>/tombstones.jsonl`: a hash of platform and handle (or id), never the handle

@@ -1,6 +1,6 @@
 """The built-in responders plugin: registers the three kinds, and nothing more.
 
-Loading this module must stay cheap (SPEC §14): each factory imports its responder module when a
+Loading this module must stay cheap (docs/hooks.md): each factory imports its responder when a
 responder of that kind is first built, so `tactful check` never imports httpx through here.
 """
 

@@ -6,7 +6,7 @@ checks `run.stop` between steps and returns early when it is set (SIGTERM), paus
 `run.pause`, and reports through `run.log`, never with message text.
 
 Choice: when no configured routine is of kind `sync-log`, a default `nightly-sync` runs the
-sync at 22:30 in the persona's time zone (SPEC §9, issue 6).
+sync at 22:30 in the persona's time zone (docs/log.md).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ DEFAULT_SYNC_CONFIG = RoutineConfig(kind="sync-log", schedule="30 22 * * *")
 
 @dataclass(frozen=True)
 class Result:
-    """One line for the operator (no message text), an exit code (SPEC §11), and counts."""
+    """One line for the operator (no message text), an exit code (README), and counts."""
 
     summary: str
     exit_code: int = 0

@@ -1,1 +1,1 @@
-"""The guarded send pipeline (SPEC §10): the one way any post leaves tactful."""
+"""The guarded send pipeline (docs/sending.md): the one way any post leaves tactful."""

@@ -49,7 +49,7 @@ class Party:
 class Author:
     """Who wrote a post, found with one read."""
 
-    handle: str  # normalized (SPEC §3)
+    handle: str  # normalized (docs/memory.md)
     id: str | None = None  # the platform's stable id
     display_name: str | None = None
     is_bot: bool = False  # the platform says so (Telegram); memory may say so too (kind: bot)
@@ -132,7 +132,7 @@ class Adapter(Protocol):
     # The most posts of an action the platform allows in a rolling 24 hours, e.g. Threads
     # {"post": 250, "reply": 1000}; the pipeline refuses before sending once reached.
     quotas: Mapping[str, int]
-    direct_kind: str  # the SPEC §12 kind of a post to `--to` without a reply: "mention" or "dm"
+    direct_kind: str  # the entry kind of a post to `--to` without a reply: "mention" or "dm"
     # Optional, default False: `Session.resolve` turns any handle into its stable id, so the
     # gate resolves every party it only knows by handle (a renamed account is caught by id).
     # Optional, default False: `fetch_inbound` needs the posting keys too (X reads mentions in
@@ -191,7 +191,7 @@ class AdapterSettings:
         return float(value)
 
 
-# ---- what a platform can answer, as tactful errors (SPEC §11) ---------------------------------
+# ---- what a platform can answer, as tactful errors (README: exit codes) ----------------------
 
 class RateLimited(Refused):
     """The platform said to slow down (HTTP 429). Exit 5; nothing is retried blindly."""

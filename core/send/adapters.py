@@ -1,4 +1,4 @@
-"""Finding the adapter of a platform through the plugin host (SPEC §14).
+"""Finding the adapter of a platform through the plugin host (docs/hooks.md).
 
 Built-in and third-party adapters come the same way: an entry point in the group `tactful`
 whose plugin registers a factory. The factory runs here, offline; the adapter it makes imports

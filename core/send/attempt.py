@@ -56,7 +56,7 @@ class Attempt:
     settings: MemorySettings
     at: datetime
     post: PostRef | None = None  # the post replied to, parsed offline
-    action: str = "post"  # an entry kind of SPEC §12: reply, mention, dm, post
+    action: str = "post"  # an entry kind (README): reply, mention, dm, post
     to: str | None = None  # normalized handle of the named target
     mentions: list[str] = field(default_factory=list)  # handles @mentioned in the text
     quoted: list[PostRef] = field(default_factory=list)  # posts the text links to (quotes)

@@ -1,4 +1,4 @@
-"""Credentials live in the keyring, never in YAML, argv or logs (SPEC §10 step 6, §13).
+"""Credentials live in the keyring, never in YAML, argv or logs (docs/credentials.md).
 
 Service `tactful`, user name `<platform>/<account>/<field>`. `keyring` is imported here, on
 first use, so that nothing on a refused send (or in `check` and `card`) ever touches it.

@@ -1,4 +1,4 @@
-"""The send ledger, `<home>/ledger.sqlite`: what was sent or is being sent (SPEC §10 step 4, 8).
+"""The send ledger, `<home>/ledger.sqlite`: what was sent or is being sent (docs/sending.md).
 
 One row per send key: (platform, action, the post replied to), or for a post that replies to
 nothing, (platform, action, addressee, the text's hash). A post known by several spellings (its

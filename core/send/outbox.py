@@ -1,4 +1,4 @@
-"""The dry-run outbox, `<home>/outbox/dry-run.jsonl`: what would have been sent (SPEC §10 step 5).
+"""The dry-run outbox, `<home>/outbox/dry-run.jsonl`: what would have been sent (docs/sending.md).
 
 Every text is scrubbed on the way in (secrets become `[redacted:KIND]`), like memory: the
 persona's own words can carry someone's number too. `forget` removes a person's lines from it

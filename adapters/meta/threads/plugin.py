@@ -1,5 +1,5 @@
 """The Threads adapter's plugin: registers a factory, the platform's facts and the demo's
-emulator, and imports nothing heavy (SPEC §14).
+emulator, and imports nothing heavy (docs/hooks.md).
 
 The factory imports the offline adapter, which itself imports no HTTP library; httpx is
 imported only when a session is opened. The emulator is imported only by `tactful demo`.
