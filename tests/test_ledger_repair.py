@@ -199,3 +199,26 @@ def test_rows_from_before_owners_are_repaired_and_unreadable_owners_are_not(
         assert (ledger.take("k") is not None) == (owner is None)
     finally:
         ledger.close()
+
+
+def test_a_ledger_from_before_holders_is_migrated_and_its_unrecorded_send_repaired(
+        home: Path) -> None:
+    from tactful.core.send.ledger import _MIGRATIONS, _PY_MIGRATIONS
+
+    home.mkdir()
+    db = sqlite3.connect(home / "ledger.sqlite")
+    for script in _MIGRATIONS:
+        db.executescript(script)
+    db.execute(f"PRAGMA user_version = {len(_MIGRATIONS) + 1}")  # scrubbed, no holders yet
+    db.execute("INSERT INTO sends (key, platform, action, state, started, remembered, text) "
+               "VALUES ('k', 'recorder', 'post', 'sent', '2026-11-30', 0, 'hi')")
+    db.commit()
+    db.close()
+    ledger = Ledger(home)
+    try:
+        (version,) = ledger.db.execute("PRAGMA user_version").fetchone()
+        assert version == len(_MIGRATIONS) + len(_PY_MIGRATIONS)
+        taken = ledger.take("k")
+        assert taken is not None and taken.text == "hi"
+    finally:
+        ledger.close()

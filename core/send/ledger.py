@@ -7,7 +7,8 @@ and once by id is still "already replied". A row is claimed `pending` in one
 immediate transaction just before the network call and marked `sent` with the post's URL right
 after, so a crash in between leaves `pending` and a rerun refuses instead of posting twice. A send
 that certainly failed (refused before the platform took it) releases its row. SQLite's own
-locking makes the claim atomic between processes.
+locking makes the claim atomic between processes. A row carries its holder (`owners`): a send
+whose memory is not written yet is repaired by another run only once its holder is gone.
 
 The text is scrubbed on the way in (secrets become `[redacted:KIND]`) and kept only until memory
 has the send (what was pending when it crashed, what a repair writes); then it goes. `forget`
