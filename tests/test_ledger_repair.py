@@ -113,6 +113,23 @@ def test_two_senders_at_once_each_write_their_own_send_to_memory_once(
     assert [r[:2] for r in rows(home)] == [("sent", 1), ("sent", 1)]
 
 
+def test_a_batch_run_while_a_send_writes_its_memory_leaves_that_send_to_its_sender(
+        batch_config: Path, home: Path) -> None:
+    alice_lock = Home(home).person_lock("recorder", "alice")
+    first = alice_send_held()
+    platform.add_inbound("30", "carol", "loved your post on sqlite indexes")
+    with locked(alice_lock):
+        platform.let_go()
+        wait_for(lambda: [r[0] for r in rows(home)] == ["sent"], "the ledger to say sent")
+        batch = run_process("routine", "run", "reply", env={"TACTFUL_LOCK_TIMEOUT": "5"})
+    _, err = first.communicate(timeout=60)
+    assert first.returncode == 0, err
+    assert batch.returncode == 0, batch.stderr
+    assert "batch.repaired" not in batch.stderr and "1 answered" in batch.stdout
+    assert logged(home, ALICE_POST) == 1 and in_person_file(home, "alice", ALICE_POST) == 1
+    assert [r[:2] for r in rows(home)] == [("sent", 1), ("sent", 1)]
+
+
 def test_a_sender_killed_before_memory_was_written_is_repaired_exactly_once_by_the_next_run(
         recorder, keyring_log, home: Path) -> None:
     killed_before_memory(home)
