@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -116,10 +117,30 @@ def add_recent(handle: str, *texts: str) -> None:
 
 
 def fail_next(kind: str) -> None:
-    """Queue a failure of the next send: rate, forbidden, down, maybe, crash."""
+    """Queue a failure of the next send: rate, forbidden, down, maybe, crash, hold."""
     state = load_state()
     state["fail"].append(kind)
     save_state(state)
+
+
+def held() -> Path:
+    """Written by a send held with `fail_next("hold")` once the platform has taken the post."""
+    return _state_path().with_suffix(".held")
+
+
+def let_go() -> None:
+    """The held send answers (its sender goes on to mark the post sent and write memory)."""
+    _state_path().with_suffix(".go").touch()
+
+
+def _hold() -> None:
+    held().touch()
+    go = _state_path().with_suffix(".go")
+    deadline = time.monotonic() + 60
+    while not go.exists():
+        if time.monotonic() > deadline:
+            raise AssertionError("a held send was never let go")
+        time.sleep(0.02)
 
 
 class RecorderSession:
@@ -170,6 +191,8 @@ class RecorderSession:
             raise PlatformDown("recorder", "timed out after sending", maybe_sent=True)
         if failure == "crash":
             os._exit(9)  # the post is out; the process dies before the ledger says so
+        if failure == "hold":
+            _hold()  # the post is out; the sender waits before it answers
         return Sent(id=str(number), url=f"https://recorder.example/p/{number}")
 
     def recent_posts(self, author: Author, limit: int) -> list[str]:

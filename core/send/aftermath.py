@@ -4,7 +4,8 @@ for a post to no one), the desk.
 The post stands whatever happens here: a failure is reported, never raised, and when the
 person's entry could not be written the caller gets the exact `tactful remember ...` command
 that records it. The ledger row of the send keeps what this needs until it is done, so a crash
-in between is repaired on the next run (`repair`).
+in between is repaired on the next run (`repair`), once, and only when the sender is certainly
+gone (`owners`).
 """
 
 from __future__ import annotations
@@ -113,7 +114,12 @@ def repair(home: Home, people: People, settings: MemorySettings, ledger: Ledger)
     """Write the memory of every send that went out but was never recorded (the process died
     between "sent" and the write). Returns one line per repaired send, naming no text."""
     repaired = []
-    for row in ledger.unremembered():
+    for listed in ledger.unremembered():
+        # Only a send whose sender is certainly gone (and that no other repairer took): one
+        # still running writes its own memory, and two writers would record it twice.
+        row = ledger.take(listed.key)
+        if row is None:
+            continue
         memo = Memo(platform=row.platform, handle=row.handle, person_id=row.person_id,
                     action=row.action, text=row.text or "", url=row.url,
                     in_reply_to=row.in_reply_to, thread=row.thread,
@@ -126,6 +132,8 @@ def repair(home: Home, people: People, settings: MemorySettings, ledger: Ledger)
             who = f"{row.platform}/@{row.handle}" if row.handle else row.platform
             repaired.append(f"recorded a send to {who} that went out at {row.started} but "
                             "was never written to memory (the process stopped in between)")
+        else:
+            ledger.disown([row.key])  # the next run tries again
     return repaired
 
 

@@ -99,10 +99,13 @@ class Ticket:
         if private:
             return Aftermath(warnings=warnings, remembered=True)
         done = record(gate.home, gate.people, gate.settings, memo_of(attempt, sent))
-        if done.remembered:
-            # Should this fail, the repair finds the entry by its link and adds nothing.
-            with contextlib.suppress(TactfulError):
+        with contextlib.suppress(TactfulError):
+            if done.remembered:
+                # Should this fail, the repair finds the entry by its link and adds nothing.
                 gate.ledger.mark_remembered(self.keys)
+            else:
+                # Held no longer: the next send or batch run, this process's too, repairs it.
+                gate.ledger.disown(self.keys)
         done.warnings[:0] = warnings
         return done
 

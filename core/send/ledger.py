@@ -7,7 +7,8 @@ and once by id is still "already replied". A row is claimed `pending` in one
 immediate transaction just before the network call and marked `sent` with the post's URL right
 after, so a crash in between leaves `pending` and a rerun refuses instead of posting twice. A send
 that certainly failed (refused before the platform took it) releases its row. SQLite's own
-locking makes the claim atomic between processes.
+locking makes the claim atomic between processes. A row carries its holder (`owners`): a send
+whose memory is not written yet is repaired by another run only once its holder is gone.
 
 The text is scrubbed on the way in (secrets become `[redacted:KIND]`) and kept only until memory
 has the send (what was pending when it crashed, what a repair writes); then it goes. `forget`
@@ -30,6 +31,7 @@ from tactful.core.errors import MemoryUnavailable, Refused
 from tactful.core.memory.scrub import scrub
 from tactful.core.memory.sqlite import immediate
 from tactful.core.memory.traces import Trace
+from tactful.core.send import owners
 
 FILE = "ledger.sqlite"
 PENDING, SENT = "pending", "sent"
@@ -74,8 +76,14 @@ def _scrub_stored(db: sqlite3.Connection) -> None:
         db.execute("UPDATE sends SET text = ? WHERE key = ?", (scrub(text).text, key))
 
 
-# Steps in Python, after the SQL ones, numbered on from them.
-_PY_MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_scrub_stored,)
+def _add_owner(db: sqlite3.Connection) -> None:
+    """Who holds a row (`owners`): a repair takes only a send whose sender is certainly gone.
+    Rows from before have no holder, as a send whose memory write failed."""
+    db.execute("ALTER TABLE sends ADD COLUMN owner TEXT")
+
+
+# Steps in Python, after the SQL ones, numbered on from them (new steps go at the end).
+_PY_MIGRATIONS: tuple[Callable[[sqlite3.Connection], None], ...] = (_scrub_stored, _add_owner)
 
 
 def utc(at: datetime) -> str:
@@ -122,7 +130,9 @@ class Record:
 
 class Ledger:
     def __init__(self, home: Path) -> None:
+        self.root = home
         self.path = home / FILE
+        self._holder: owners.Holder | None = None
         try:
             self.db = sqlite3.connect(self.path, timeout=15, isolation_level=None)
             self.db.execute("PRAGMA synchronous=FULL")
@@ -158,6 +168,19 @@ class Ledger:
 
     def close(self) -> None:
         self.db.close()
+        if self._holder is not None:
+            self._holder.close()
+            self._holder = None
+
+    @property
+    def token(self) -> str:
+        """This ledger's holder token, its lock taken on first use (`owners`)."""
+        if self._holder is None:
+            try:
+                self._holder = owners.Holder(self.root)
+            except OSError as exc:
+                raise self._unavailable(exc) from exc
+        return self._holder.token
 
     # ---- reading ---------------------------------------------------------------------------
 
@@ -214,6 +237,7 @@ class Ledger:
         rows are added under suffixed keys.
         """
         kept = scrub(text).text if text is not None else None
+        token = self.token
         with self._transaction() as db:
             for check in checks:
                 check(db)
@@ -230,10 +254,10 @@ class Ledger:
                 keys = [f"{key}#again-{tries}" for key in keys]
             db.executemany(
                 "INSERT INTO sends (key, platform, action, reply_to, handle, thread, "
-                "mentions, text, state, started, alias, person_id, in_reply_to, remembered) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,0)",
+                "mentions, text, state, started, alias, person_id, in_reply_to, remembered, "
+                "owner) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,0,?)",
                 [(key, platform, action, reply_to, handle, thread, " ".join(mentions), kept,
-                  PENDING, utc(at), int(n > 0), person_id, in_reply_to)
+                  PENDING, utc(at), int(n > 0), person_id, in_reply_to, token)
                  for n, key in enumerate(keys)])
         return keys
 
@@ -253,8 +277,15 @@ class Ledger:
             db.executemany("UPDATE sends SET remembered = 1, text = NULL WHERE key = ?",
                            [(key,) for key in keys])
 
+    def disown(self, keys: list[str]) -> None:
+        """Memory could not be written by this ledger: any later run may repair the send."""
+        with self._transaction() as db:
+            db.executemany("UPDATE sends SET owner = NULL WHERE key = ? AND owner = ?",
+                           [(key, self.token) for key in keys])
+
     def unremembered(self) -> list[Unremembered]:
-        """Sends that went out but whose memory entry was never written (a crash between)."""
+        """Sends that went out but whose memory entry is not written yet: a crash between,
+        a failed write, or a sender still writing it (`take` tells them apart)."""
         try:
             rows = self.db.execute(
                 "SELECT key, platform, action, handle, person_id, thread, mentions, text, "
@@ -263,6 +294,24 @@ class Ledger:
         except sqlite3.Error as exc:
             raise self._unavailable(exc) from exc
         return [Unremembered(*row) for row in rows]
+
+    def take(self, key: str) -> Unremembered | None:
+        """The send to repair, made this ledger's, or None: already remembered, or its holder
+        (the sender, or another repairer) may still be alive. One immediate transaction, so
+        of two repairers at once exactly one takes it."""
+        token = self.token
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT owner, key, platform, action, handle, person_id, thread, mentions, "
+                "text, started, url, in_reply_to FROM sends WHERE key = ? AND state = ? "
+                "AND remembered = 0", (key, SENT)).fetchone()
+            if row is None:
+                return None
+            holder = row[0]
+            if holder == token or (holder is not None and not owners.gone(self.root, holder)):
+                return None
+            db.execute("UPDATE sends SET owner = ? WHERE key = ?", (token, key))
+        return Unremembered(*row[1:])
 
     def release(self, keys: list[str]) -> None:
         """The send certainly did not happen: let a later run try again."""
