@@ -1,0 +1,52 @@
+"""Forgetting leaves no byte of the person in what is not theirs (docs/memory.md, "Forgetting"):
+the forms a name takes in other people's text, and the files an interrupted write leaves."""
+
+from __future__ import annotations
+
+import unicodedata
+from pathlib import Path
+
+GONE = "quill_writes"
+GONE_ID = "7770001"
+NAME = "José Quill"
+WORD = "zorbelquantish"  # a word only she used
+
+
+def _everything(home: Path) -> bytes:
+    return b"\n".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
+
+
+def _remember_her(cli) -> None:  # type: ignore[no-untyped-def]
+    assert cli("remember", "x", GONE, "--kind", "reply", "--inbound", "--they",
+               f"my {WORD} story", "--id", GONE_ID, "--display-name", NAME).code == 0
+
+
+def test_a_forgotten_persons_name_written_with_a_combining_accent_in_anothers_entry_is_gone(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    _remember_her(cli)
+    nfd = unicodedata.normalize("NFD", NAME)
+    assert cli("remember", "x", "bob", "--kind", "reply", "--inbound", "--they",
+               f"met {nfd} at the fair").code == 0
+    assert nfd.encode() in _everything(home)
+    assert cli("forget", "x", GONE).code == 0
+    assert nfd.encode() not in _everything(home)
+
+
+def test_a_forgotten_persons_handle_in_fullwidth_letters_in_anothers_entry_is_gone(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    _remember_her(cli)
+    wide = "＠ＱＵＩＬＬ＿ＷＲＩＴＥＳ"
+    assert cli("remember", "x", "bob", "--kind", "reply", "--inbound", "--they",
+               f"ask {wide} about it").code == 0
+    assert cli("forget", "x", GONE).code == 0
+    assert wide.encode() not in _everything(home)
+
+
+def test_a_forgotten_persons_handle_in_another_case_in_a_pin_or_a_link_is_gone(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    _remember_her(cli)
+    assert cli("pin", "x", "carol", "friend of @Quill_Writes", "--by", "me").code == 0
+    assert cli("remember", "x", "dan", "--kind", "reply", "--they", "hi",
+               "--link", f"https://x.com/{GONE}/status/12").code == 0
+    assert cli("forget", "x", GONE).code == 0
+    assert GONE.encode() not in _everything(home).lower()
