@@ -3,6 +3,7 @@ the forms a name takes in other people's text, and the files an interrupted writ
 
 from __future__ import annotations
 
+import shutil
 import unicodedata
 from pathlib import Path
 
@@ -50,3 +51,12 @@ def test_a_forgotten_persons_handle_in_another_case_in_a_pin_or_a_link_is_gone( 
                "--link", f"https://x.com/{GONE}/status/12").code == 0
     assert cli("forget", "x", GONE).code == 0
     assert GONE.encode() not in _everything(home).lower()
+
+
+def test_a_crashed_reindex_leaves_no_half_built_index_holding_them(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    _remember_her(cli)
+    assert cli("reindex").code == 0
+    shutil.copy(home / "index.sqlite", home / ".index.sqlite.new-99999")
+    assert cli("forget", "x", GONE).code == 0
+    assert WORD.encode() not in _everything(home)
