@@ -3,6 +3,7 @@ the forms a name takes in other people's text, and the files an interrupted writ
 
 from __future__ import annotations
 
+import json
 import shutil
 import unicodedata
 from pathlib import Path
@@ -60,3 +61,18 @@ def test_a_crashed_reindex_leaves_no_half_built_index_holding_them(  # type: ign
     shutil.copy(home / "index.sqlite", home / ".index.sqlite.new-99999")
     assert cli("forget", "x", GONE).code == 0
     assert WORD.encode() not in _everything(home)
+
+
+def test_their_handle_nested_or_their_id_as_a_number_in_anothers_log_line_is_gone(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    _remember_her(cli)
+    events = [{"time": "2026-11-29T10:00:00-05:00", "platform": "x", "handle": "bob",
+               "id": None, "action": "reply", "text": "hello", "url": None,
+               "in_reply_to": int(GONE_ID), "thread": None, "dry_run": False,
+               "meta": {"quoted": f"@{GONE}"}}]
+    (home / "engagement.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    assert cli("forget", "x", GONE).code == 0
+    data = _everything(home)
+    assert GONE.encode() not in data and GONE_ID.encode() not in data
+    kept = json.loads((home / "engagement.jsonl").read_text().strip())
+    assert kept["handle"] == "bob" and kept["text"] == "hello"  # bob's line stays

@@ -392,17 +392,36 @@ def _unquote(event: object, trace: Trace) -> object | None:
         return None
     changed = dict(event)
     for key, value in event.items():
-        if isinstance(value, str) and trace.names_them(value):
+        if _scalar_names_them(value, trace):
             if key in ("time", "platform", "handle", "action"):
                 return None  # a required key names them: the line is theirs
             changed[key] = None
             if key in ("text", "they"):
                 changed["withheld"] = FORGOTTEN_NOTE
-        elif isinstance(value, list) and any(isinstance(v, str) and trace.names_them(v)
-                                             for v in value):
-            changed[key] = [v for v in value
-                            if not (isinstance(v, str) and trace.names_them(v))]
+        elif isinstance(value, list | dict):
+            changed[key] = _without(value, trace)
     return event if changed == event else changed
+
+
+def _scalar_names_them(value: object, trace: Trace) -> bool:
+    """A string that names them, or a number that is one of their ids (an `in_reply_to`
+    written as a number by a hand or another tool)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return trace.names_them(str(value))
+    return isinstance(value, str) and trace.names_them(value)
+
+
+def _without(value: object, trace: Trace) -> object:
+    """A list or mapping of a log line without what names them, however deeply nested: list
+    items that name them go, mapping values that do become null."""
+    if isinstance(value, list):
+        return [_without(v, trace) for v in value if not _scalar_names_them(v, trace)]
+    if isinstance(value, dict):
+        return {k: None if _scalar_names_them(v, trace) else _without(v, trace)
+                for k, v in value.items() if not trace.names_them(str(k))}
+    return value
 
 
 def _blank_person(person: Person, trace: Trace) -> int:
