@@ -76,3 +76,55 @@ def test_their_handle_nested_or_their_id_as_a_number_in_anothers_log_line_is_gon
     assert GONE.encode() not in data and GONE_ID.encode() not in data
     kept = json.loads((home / "engagement.jsonl").read_text().strip())
     assert kept["handle"] == "bob" and kept["text"] == "hello"  # bob's line stays
+
+
+def test_a_backup_of_anothers_file_naming_them_is_gone(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    _remember_her(cli)
+    assert cli("remember", "x", "bob", "--kind", "reply", "--they", f"as @{GONE} said").code == 0
+    bob = home / "people" / "x" / "bob.md"
+    shutil.copy(bob, bob.with_name("bob.md~"))
+    assert cli("forget", "x", GONE).code == 0
+    assert GONE.encode() not in _everything(home)
+
+
+def test_an_interrupted_write_of_anothers_file_quoting_them_leaves_no_temp_file(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    from tactful.core.memory.atomic import temp_prefix
+    _remember_her(cli)
+    assert cli("remember", "x", "bob", "--kind", "reply", "--they", "hi").code == 0
+    bob = home / "people" / "x" / "bob.md"
+    (bob.parent / (temp_prefix("bob.md") + "abc123")).write_text(
+        bob.read_text() + f"\n- they: as @{GONE} said, {WORD}\n")
+    assert cli("forget", "x", GONE).code == 0
+    assert WORD.encode() not in _everything(home)
+
+
+def test_an_old_temp_file_of_the_journal_naming_them_is_gone(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    import os
+
+    from tactful.core.memory.atomic import temp_prefix
+    _remember_her(cli)
+    assert cli("journal", "shipped the harness").code == 0
+    month = next((home / "journal").glob("*.md"))
+    left = month.parent / (temp_prefix(month.name) + "zz9")
+    left.write_text(month.read_text() + f"\ntalked with {NAME}\n")
+    os.utime(left, (1_700_000_000, 1_700_000_000))  # left long ago by a crashed write
+    result = cli("forget", "x", GONE)
+    assert result.code == 0 and "not swept" not in result.err
+    assert NAME.encode() not in _everything(home)
+    assert not left.exists() and month.exists()
+
+
+def test_a_temp_file_naming_them_that_may_be_a_write_in_flight_is_reported(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    _remember_her(cli)
+    assert cli("journal", "shipped the harness").code == 0
+    month = next((home / "journal").glob("*.md"))
+    left = month.parent / ".tmp-0123456789abcdef.fresh"
+    left.write_text(f"talked with {NAME}")
+    result = cli("forget", "x", GONE)
+    assert result.code == 0
+    assert "not swept" in result.err and "run forget again" in result.err
+    assert NAME not in result.err  # the warning names the file, never the person

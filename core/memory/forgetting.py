@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,7 +32,14 @@ from pathlib import Path
 
 from tactful.core.errors import BadInput, MemoryUnavailable
 from tactful.core.memory import check, desk, identity, index, journal, tombstones
-from tactful.core.memory.atomic import locked, read_regular, temp_prefix, write_atomic
+from tactful.core.memory.atomic import (
+    DEFAULT_LOCK_TIMEOUT,
+    TEMP_PREFIX,
+    locked,
+    read_regular,
+    temp_prefix,
+    write_atomic,
+)
 from tactful.core.memory.handles import normalize_handle, normalize_platform, split_ref
 from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.person import Person
@@ -295,6 +303,7 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
         kept = {(platform, handle)} if keep_dne else set()
         done.traces += _sweep_people(home, people, trace, kept, done.unreachable)
         done.traces += _sweep_journal(home, settings, trace, done.unreachable)
+        done.traces += _sweep_leftovers(home, trace, done.unreachable)
         with locked(home.root / ENGAGEMENT_LOCK, what="the engagement log"):
             done.log_events += rewrite_jsonl(home.engagement_log, lambda e: _unquote(e, trace),
                                              trace.names_them)
@@ -531,3 +540,54 @@ def _drop_named_lines(path: Path, trace: Trace) -> int:
 
 def _unlink_aka(person: Person, ref: str) -> None:
     person.aka = [a for a in person.aka if a.ref != ref]
+
+
+# Copies of a file that are not the file: what an interrupted atomic write leaves, and what an
+# editor leaves beside a file edited by hand.
+BACKUP_ENDINGS = ("~", ".bak", ".orig", ".swp", ".swo")
+
+
+def _leftover(name: str) -> bool:
+    return name.startswith(TEMP_PREFIX) or name.endswith(BACKUP_ENDINGS)
+
+
+def _sweep_leftovers(home: Home, trace: Trace, unreachable: list[str]) -> int:
+    """Temp files of interrupted writes and editors' backups anywhere under the home that name
+    or quote them go. A temp file of a person file goes under that person's lock, so a write
+    in flight keeps its own; another temp file goes once older than any lock is held (a
+    younger one is a write in flight, and is reported instead)."""
+    gone = 0
+    for path in sorted(home.root.rglob("*")):
+        if not _leftover(path.name) or path.is_symlink() or not path.is_file():
+            continue
+        try:
+            text = read_regular(path).decode("utf-8", "replace")
+        except (OSError, MemoryUnavailable):
+            continue
+        if not trace.names_them(text):
+            continue
+        owner = _temp_owner(home, path)
+        if owner is not None:
+            with locked(home.person_lock(*owner), what=f"{owner[0]}/@{owner[1]}"), \
+                    contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        elif path.name.startswith(TEMP_PREFIX) and \
+                time.time() - path.stat().st_mtime < DEFAULT_LOCK_TIMEOUT:
+            unreachable.append(f"{path}: a write in progress; run forget again")
+            continue
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        gone += 1
+    return gone
+
+
+def _temp_owner(home: Home, path: Path) -> tuple[str, str] | None:
+    """The person whose file a temp file in a people folder was to replace, when known."""
+    if not path.name.startswith(TEMP_PREFIX) or path.parent.parent != home.root / "people":
+        return None
+    platform = path.parent.name
+    for person in path.parent.glob("*.md"):
+        if path.name.startswith(temp_prefix(person.name)):
+            return platform, person.stem
+    return None
