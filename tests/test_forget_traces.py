@@ -128,3 +128,26 @@ def test_a_temp_file_naming_them_that_may_be_a_write_in_flight_is_reported(  # t
     assert result.code == 0
     assert "not swept" in result.err and "run forget again" in result.err
     assert NAME not in result.err  # the warning names the file, never the person
+
+
+def test_a_forget_interrupted_after_her_file_went_still_finds_her_quotes_when_run_again(  # type: ignore[no-untyped-def]
+        cli, home: Path, monkeypatch) -> None:
+    import fcntl
+    import os
+
+    phrase = "purple marmalade theorem"
+    assert cli("remember", "x", GONE, "--kind", "reply", "--inbound", "--they",
+               f"my {phrase} holds", "--id", GONE_ID).code == 0
+    assert cli("remember", "x", "bob", "--kind", "reply", "--inbound", "--they",
+               f"someone said the {phrase} is wrong").code == 0
+    monkeypatch.setenv("TACTFUL_LOCK_TIMEOUT", "0.3")
+    lock = home / ".locks" / "desk.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # another process holds the desk
+        assert cli("forget", "x", GONE).code != 0
+    finally:
+        os.close(fd)
+    assert cli("forget", "x", GONE).code == 0
+    assert phrase.encode() not in _everything(home)

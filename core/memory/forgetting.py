@@ -6,11 +6,12 @@ files, and their rows in the index (rebuilt into a new file, so no free page kee
 Every account handle that carried the same stable id on the platform (a renamed account's
 older files) goes with it. Then their traces in what is not theirs (see `traces`): entries of
 other people that name or quote them lose their text, journal entries and log lines likewise,
-desk-archive lines go. Tombstones (by handle and by id) then keep any log, whatever its dates,
-from bringing them back. `keep_dne` leaves a file that says
-do_not_engage and holds only what keeps the flag on the whole person: their stable id (so a
-renamed account stays flagged) and the refs of their aka links, whose other sides keep their
-link too (so the same person elsewhere stays flagged). Nothing they said or did is kept.
+desk-archive lines go. (The traces go first in fact, while their files still hold what finds
+them, so a forget interrupted midway and run again finds the same.) Tombstones (by handle and
+by id) then keep any log, whatever its dates, from bringing them back. `keep_dne` leaves a file
+that says do_not_engage and holds only what keeps the flag on the whole person: their stable id
+(so a renamed account stays flagged) and the refs of their aka links, whose other sides keep
+their link too (so the same person elsewhere stays flagged). Nothing they said or did is kept.
 
 Stores beyond memory's own files (the send ledger, the inbox, the companion's private store)
 are reached through a registration, never an import: each registers an eraser here
@@ -294,14 +295,10 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
     path = home.person_path(platform, handle)
     try:
         trace, handles = trace_of(home, people, platform, handle)
-        # The handle asked for first: with the flag kept, its stub is the one that stays.
-        for each in [handle, *sorted(handles - {handle})]:
-            _forget_account(home, settings, people, platform, each, trace, done,
-                            keep_dne=keep_dne and each == handle, now=now)
-        for person_id in sorted(trace.ids):
-            tombstones.bury_id(home, platform, person_id, now)
-        kept = {(platform, handle)} if keep_dne else set()
-        done.traces += _sweep_people(home, people, trace, kept, done.unreachable)
+        # Their traces first, while their files still hold what finds them: a forget that is
+        # interrupted (a lock held elsewhere, a crash) and run again makes the same trace.
+        theirs = {(platform, each) for each in handles}
+        done.traces += _sweep_people(home, people, trace, theirs, done.unreachable)
         done.traces += _sweep_journal(home, settings, trace, done.unreachable)
         done.traces += _sweep_leftovers(home, trace, done.unreachable)
         with locked(home.root / ENGAGEMENT_LOCK, what="the engagement log"):
@@ -315,6 +312,15 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
         with locked(home.root / ".locks" / "desk.lock", what="the desk"):
             done.archive_lines += _drop_named_lines(home.root / desk.ARCHIVE, trace)
             _drop_named_lines(home.root / desk.DESK, trace)
+        # The handle asked for first when the flag is kept (its stub is the one that stays, and
+        # keeps their id); otherwise last, so that until it goes its file still names their id
+        # and through it their other handles.
+        others = sorted(handles - {handle})
+        for each in [handle, *others] if keep_dne else [*others, handle]:
+            _forget_account(home, settings, people, platform, each, trace, done,
+                            keep_dne=keep_dne and each == handle, now=now)
+        for person_id in sorted(trace.ids):
+            tombstones.bury_id(home, platform, person_id, now)
         index.rebuild(home, settings)
     except OSError as exc:
         raise unwritable(path, exc) from exc
