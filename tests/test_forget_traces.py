@@ -151,3 +151,45 @@ def test_a_forget_interrupted_after_her_file_went_still_finds_her_quotes_when_ru
         os.close(fd)
     assert cli("forget", "x", GONE).code == 0
     assert phrase.encode() not in _everything(home)
+
+
+def _hand_edit_header(path: Path, line: str) -> None:
+    text = path.read_text()
+    path.write_text(text.replace("\n---\n", f"\n{line}\n---\n", 1))
+
+
+def test_a_forgotten_persons_handle_in_anothers_hand_written_tone_notes_is_gone(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    _remember_her(cli)
+    assert cli("remember", "x", "bob", "--kind", "reply", "--they", "hi").code == 0
+    bob = home / "people" / "x" / "bob.md"
+    bob.write_text(bob.read_text().replace("tone_notes: brief", f"tone_notes: like @{GONE}"))
+    assert cli("forget", "x", GONE).code == 0
+    assert GONE.encode() not in _everything(home)
+
+
+def test_a_forgotten_persons_handle_in_the_reason_of_anothers_aka_link_is_gone(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    _remember_her(cli)
+    assert cli("remember", "x", "bob", "--kind", "reply", "--they", "hi").code == 0
+    assert cli("remember", "bluesky", "bob", "--kind", "reply", "--they", "hi").code == 0
+    bob = home / "people" / "x" / "bob.md"
+    bob.write_text(bob.read_text().replace(
+        "aka: []", f"aka:\n- {{ref: bluesky/bob, reason: 'told by @{GONE}', "
+                   "at: '2026-11-01T10:00:00-05:00'}"))
+    assert cli("forget", "x", GONE).code == 0
+    assert GONE.encode() not in _everything(home)
+    card = json.loads(cli("card", "x", "bob", "--json").out)
+    assert [link["ref"] for link in card["aka"]] == ["bluesky/bob"]  # the link itself stays
+
+
+def test_a_forgotten_person_in_a_list_or_mapping_of_anothers_header_is_gone(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    _remember_her(cli)
+    assert cli("remember", "x", "bob", "--kind", "reply", "--they", "hi").code == 0
+    bob = home / "people" / "x" / "bob.md"
+    _hand_edit_header(bob, f"friends: [{GONE}, carol]\nnotes: {{met: '{NAME}'}}")
+    assert cli("forget", "x", GONE).code == 0
+    data = _everything(home)
+    assert GONE.encode() not in data and NAME.encode() not in data
+    assert "carol" in bob.read_text()  # the rest of the list stays

@@ -469,15 +469,20 @@ def _blank_person(person: Person, trace: Trace) -> int:
     for link in person.aka:
         if names(link.proof):
             link.proof, blanked = None, blanked + 1
+        if names(link.reason):
+            link.reason, blanked = "[forgotten]", blanked + 1
     for flag in person.flags:
         if names(flag.reason):
             flag.reason, blanked = None, blanked + 1
     if names(person.dne_reason):
         person.dne_reason, blanked = None, blanked + 1
     for key, value in list(person.extra.items()):
-        if isinstance(value, str) and names(value):
+        if _scalar_names_them(value, trace) or names(key):
             del person.extra[key]
             blanked += 1
+        elif isinstance(value, list | dict):
+            person.extra[key] = _without(value, trace)
+            blanked += person.extra[key] != value
     return blanked
 
 
