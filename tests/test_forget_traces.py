@@ -193,3 +193,29 @@ def test_a_forgotten_person_in_a_list_or_mapping_of_anothers_header_is_gone(  # 
     data = _everything(home)
     assert GONE.encode() not in data and NAME.encode() not in data
     assert "carol" in bob.read_text()  # the rest of the list stays
+
+
+def test_a_forgotten_persons_numeric_id_padded_with_zeros_in_anothers_link_is_gone(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    _remember_her(cli)
+    assert cli("remember", "x", "bob", "--kind", "reply", "--they", "hi",
+               "--link", f"https://facebook.example/profile.php?id=000{GONE_ID}").code == 0
+    assert cli("forget", "x", GONE).code == 0
+    assert f"000{GONE_ID}".encode() not in _everything(home)
+
+
+def test_a_forgotten_email_contact_leaves_neither_slug_nor_name_in_others_files(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    assert cli("remember", "email", "ada_lovelace", "--kind", "dm", "--they",
+               f"asked about the {WORD} talk", "--display-name", "Ada Lovelace").code == 0
+    assert cli("remember", "x", "ada", "--kind", "reply", "--they", "hi").code == 0
+    assert cli("link", "email:ada_lovelace", "x:@ada", "--proof",
+               "https://example.org/ada_lovelace").code == 0
+    assert cli("remember", "x", "bob", "--kind", "reply", "--they",
+               "Ada Lovelace mailed me").code == 0
+    assert cli("journal", "emailed ada_lovelace").code == 0
+    assert cli("forget", "email", "ada_lovelace").code == 0
+    data = _everything(home)
+    assert b"ada_lovelace" not in data and b"Ada Lovelace" not in data
+    assert WORD.encode() not in data
+    assert (home / "people" / "x" / "ada.md").exists()  # the linked account stays

@@ -71,7 +71,9 @@ class Trace:
         folded = {fold(h) for h in handle_set}
         alternatives = [rf"@{re.escape(h)}" for h in folded]
         alternatives += [re.escape(h) for h in folded if len(h) >= BARE_HANDLE_MIN]
-        alternatives += [re.escape(fold(i)) for i in id_set if len(i) >= ID_MIN]
+        # A numeric id has one spelling in memory, but a URL or a tool may pad it with zeros.
+        alternatives += [("0*" if i.isdigit() else "") + re.escape(fold(i))
+                         for i in id_set if len(i) >= ID_MIN]
         alternatives += [r"\W+".join(re.escape(w) for w in n.split()) for n in name_set]
         pattern = re.compile(r"(?<![\w])(?:" + "|".join(sorted(alternatives, key=len,
                                                                 reverse=True)) + r")(?![\w])",
@@ -100,4 +102,6 @@ class Trace:
         return frozenset(out)
 
     def may_name_them(self, text: str) -> bool:
-        return not self.anchors.isdisjoint(words(text))
+        found = words(text)
+        return not self.anchors.isdisjoint(found) or not self.anchors.isdisjoint(
+            w.lstrip("0") for w in found if w.startswith("0"))
