@@ -219,3 +219,27 @@ def test_a_forgotten_email_contact_leaves_neither_slug_nor_name_in_others_files(
     assert b"ada_lovelace" not in data and b"Ada Lovelace" not in data
     assert WORD.encode() not in data
     assert (home / "people" / "x" / "ada.md").exists()  # the linked account stays
+
+
+def test_another_users_companion_chat_keeps_no_line_naming_or_quoting_them(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    from datetime import UTC, datetime
+
+    from tactful.core.companion.session import Session
+
+    _remember_her(cli)
+    at = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+    chat = Session(home, "friendbot", 800)
+    chat.extend([("user", f"my friend @{GONE} told me about {WORD}", at),
+                 ("bot", "tell me more about the garden", at),
+                 ("user", f"she wrote: my {WORD} story, in a group", at)])
+    chat.write_notes(f"- has a friend {NAME}\n- likes gardens", "brief")
+    chat.write_prompt(f"You talk with someone whose friend is {NAME}.")
+    done = cli("forget", "x", GONE)
+    assert done.code == 0, done.err
+    assert "4 companion chat lines blanked" in done.out
+    data = _everything(home)
+    assert GONE.encode() not in data and WORD.encode() not in data
+    assert NAME.encode() not in data
+    assert [turn.text for turn in chat.history()] == ["tell me more about the garden"]
+    assert chat.notes().memory == "- likes gardens"
