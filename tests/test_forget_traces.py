@@ -243,3 +243,18 @@ def test_another_users_companion_chat_keeps_no_line_naming_or_quoting_them(  # t
     assert NAME.encode() not in data
     assert [turn.text for turn in chat.history()] == ["tell me more about the garden"]
     assert chat.notes().memory == "- likes gardens"
+
+
+def test_a_forgotten_persons_file_misnamed_by_hand_is_gone_and_still_finds_their_quotes(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    _remember_her(cli)
+    assert cli("remember", "x", "bob", "--kind", "reply", "--they",
+               f"she said my {WORD} story twice").code == 0
+    her = home / "people" / "x" / f"{GONE}.md"
+    shutil.copy(her, her.with_name("QUILL_WRITES.md"))
+    her.rename(her.with_name("Quill_Writes.md"))
+    done = cli("forget", "x", GONE)
+    assert done.code == 0, done.err
+    assert "file removed" in done.out
+    assert WORD.encode() not in _everything(home)
+    assert sorted(p.name for p in (home / "people" / "x").iterdir()) == ["bob.md"]

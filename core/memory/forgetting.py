@@ -294,6 +294,7 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
     done = Forgotten()
     path = home.person_path(platform, handle)
     try:
+        _adopt_misnamed(home, platform, handle)
         trace, handles = trace_of(home, people, platform, handle)
         # Their traces first, while their files still hold what finds them: a forget that is
         # interrupted (a lock held elsewhere, a crash) and run again makes the same trace.
@@ -354,6 +355,9 @@ def _forget_account(home: Home, settings: MemorySettings, people: People, platfo
         else:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
+        for stray in _misnamed(home, platform, handle):
+            with contextlib.suppress(FileNotFoundError):
+                stray.unlink()
         _unlink_marks(home, platform, handle)
         # The map from the files as they are now: no marker names them any more (with
         # the flag kept, their id and links are marked again from the kept file).
@@ -547,6 +551,35 @@ def _drop_named_lines(path: Path, trace: Trace) -> int:
     if len(kept) != len(lines):
         write_atomic(path, "\n".join(kept))
     return len(lines) - len(kept)
+
+
+def _misnamed(home: Home, platform: str, handle: str) -> list[Path]:
+    """Their files named by hand in another spelling (`Troll.md` for `troll`): `check` refuses
+    for such a handle, and forget must not leave one behind as "file absent"."""
+    folder = home.people(platform)
+    found = []
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+        for name in sorted(os.listdir(folder)):
+            if not name.endswith(".md") or name == f"{handle}.md":
+                continue
+            with contextlib.suppress(BadInput):
+                if normalize_handle(name[:-3], platform) == handle \
+                        and (folder / name).is_file() and not (folder / name).is_symlink():
+                    found.append(folder / name)
+    return found
+
+
+def _adopt_misnamed(home: Home, platform: str, handle: str) -> None:
+    """A misnamed file of theirs takes its proper name first (when that is free), so their
+    trace is read from it like any file of theirs; it goes with them all the same."""
+    path = home.person_path(platform, handle)
+    strays = _misnamed(home, platform, handle)
+    if not strays:
+        return
+    with locked(home.person_lock(platform, handle), what=f"{platform}/@{handle}"):
+        if not path.exists():
+            os.replace(strays[0], path)
+    identity.rebuild(home, platform)
 
 
 def _unlink_aka(person: Person, ref: str) -> None:
