@@ -258,3 +258,24 @@ def test_a_forgotten_persons_file_misnamed_by_hand_is_gone_and_still_finds_their
     assert "file removed" in done.out
     assert WORD.encode() not in _everything(home)
     assert sorted(p.name for p in (home / "people" / "x").iterdir()) == ["bob.md"]
+
+
+def test_a_forget_refused_while_another_holds_the_index_and_run_again_leaves_nothing(  # type: ignore[no-untyped-def]
+        cli, home: Path, monkeypatch) -> None:
+    import fcntl
+    import os
+
+    _remember_her(cli)
+    assert cli("remember", "x", "bob", "--kind", "reply", "--they",
+               f"she said my {WORD} story twice").code == 0
+    assert cli("reindex").code == 0
+    monkeypatch.setenv("TACTFUL_LOCK_TIMEOUT", "0.3")
+    fd = os.open(home / ".locks" / "index.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # a reindex of another process
+        refused = cli("forget", "x", GONE)
+        assert refused.code == 4 and "the lock on the index" in refused.err
+    finally:
+        os.close(fd)
+    assert cli("forget", "x", GONE).code == 0
+    assert WORD.encode() not in _everything(home)
