@@ -279,3 +279,20 @@ def test_a_forget_refused_while_another_holds_the_index_and_run_again_leaves_not
         os.close(fd)
     assert cli("forget", "x", GONE).code == 0
     assert WORD.encode() not in _everything(home)
+
+
+def test_an_old_log_synced_after_the_forget_brings_back_no_line_of_another_naming_them(  # type: ignore[no-untyped-def]
+        cli, home: Path, tmp_path: Path) -> None:
+    _remember_her(cli)
+    old = tmp_path / "old.jsonl"
+    old.write_text(json.dumps({
+        "time": "2026-11-20T10:00:00-05:00", "platform": "x", "handle": "bob", "id": None,
+        "action": "reply", "text": f"I agree with @{GONE.upper()} here",
+        "url": f"https://x.com/{GONE}/status/0{GONE_ID}", "in_reply_to": None, "thread": None,
+        "dry_run": False, "they": f"ask user {GONE_ID}, not me"}) + "\n")
+    assert cli("forget", "x", GONE).code == 0
+    assert cli("sync-log", "--log", str(old)).code == 0
+    data = _everything(home)
+    assert GONE.encode() not in data.lower() and GONE_ID.encode() not in data
+    bob = json.loads(cli("card", "x", "bob", "--json").out)
+    assert bob["handle"] == "bob"  # bob's contact itself is kept

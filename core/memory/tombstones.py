@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import unicodedata
 from datetime import datetime
 
 from tactful.core.memory.atomic import locked, open_regular
@@ -85,3 +87,33 @@ def forgotten(stones: dict[str, datetime], platform: str, handle: str,
     """True when this handle or id was ever forgotten: a log's events never bring them back."""
     return person_hash(platform, handle) in stones or (
         person_id is not None and id_hash(platform, person_id) in stones)
+
+
+_TOKEN = re.compile(r"[\w.:-]+")
+
+
+def names_buried(stones: dict[str, datetime], platform: str, text: str | None) -> bool:
+    """Does this text (someone else's line of an old log) name a forgotten handle or id of
+    the platform? Every word-like token is tried as a handle and as an id, by hash: nothing
+    but the hashes is kept, so their words (a quote) cannot be recognised here, only their
+    names."""
+    if not stones or not text:
+        return False
+    from tactful.core.errors import BadInput
+    from tactful.core.memory.handles import normalize_handle
+
+    folded = unicodedata.normalize("NFKC", text)
+    for token in _TOKEN.findall(folded):
+        for raw in {token, token.strip(".:-")}:
+            if not raw:
+                continue
+            candidates = {raw, str(int(raw))} if raw.isdigit() else {raw}
+            if any(id_hash(platform, c) in stones for c in candidates):
+                return True
+            try:
+                handle = normalize_handle(raw, platform)
+            except BadInput:
+                continue
+            if person_hash(platform, handle) in stones:
+                return True
+    return False
