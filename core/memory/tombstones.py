@@ -14,6 +14,7 @@ it: the file says "someone was forgotten", and nothing they said.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -99,21 +100,22 @@ def names_buried(stones: dict[str, datetime], platform: str, text: str | None) -
     names."""
     if not stones or not text:
         return False
+    return any(key in stones for token in _TOKEN.findall(unicodedata.normalize("NFKC", text))
+               for key in _token_keys(platform, token))
+
+
+@functools.lru_cache(maxsize=65536)
+def _token_keys(platform: str, token: str) -> tuple[str, ...]:
+    """The tombstone hashes a token would have as a handle or an id (words repeat across a
+    log: each is hashed once)."""
     from tactful.core.errors import BadInput
     from tactful.core.memory.handles import normalize_handle
 
-    folded = unicodedata.normalize("NFKC", text)
-    for token in _TOKEN.findall(folded):
-        for raw in {token, token.strip(".:-")}:
-            if not raw:
-                continue
-            candidates = {raw, str(int(raw))} if raw.isdigit() else {raw}
-            if any(id_hash(platform, c) in stones for c in candidates):
-                return True
-            try:
-                handle = normalize_handle(raw, platform)
-            except BadInput:
-                continue
-            if person_hash(platform, handle) in stones:
-                return True
-    return False
+    keys: list[str] = []
+    for raw in {token, token.strip(".:-")} - {""}:
+        keys += [id_hash(platform, c) for c in ({raw, str(int(raw))} if raw.isdigit() else {raw})]
+        try:
+            keys.append(person_hash(platform, normalize_handle(raw, platform)))
+        except BadInput:
+            continue
+    return tuple(keys)
