@@ -26,11 +26,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tactful.core.companion.session import Session
+from tactful.core.companion.session import Session, chat_ids_on_disk
 from tactful.core.companion.store import CompanionStore
 
 if TYPE_CHECKING:
     from tactful.core.companion.gateway import ChatPlatform
+    from tactful.core.memory.traces import Trace
 
 EMPTY = "(nothing yet)"
 
@@ -93,6 +94,20 @@ def erase_person(chats: ChatPlatform, root: Path, platform: str, handle: str,
     return erased
 
 
+def erase_trace(root: Path, trace: Trace) -> int:
+    """`tactful forget`'s sweep of every chat of every bot for what names or quotes the
+    forgotten person (another user telling the companion about them, their words in a group's
+    history, a note that names them): those lines go, the chats stay."""
+    folder = root / "companion"
+    if not folder.is_dir():
+        return 0
+    gone = 0
+    for bot in sorted(p.name for p in folder.iterdir() if p.is_dir()):
+        for chat_id in chat_ids_on_disk(root, bot):
+            gone += Session(root, bot, chat_id).forget_named(trace.names_them)
+    return gone
+
+
 def register_for_forget(chats: ChatPlatform) -> None:
     """Register the companion's store on this chat platform with memory's forget (the
     application does this, for every companion a plugin offers, when it forgets)."""
@@ -102,3 +117,4 @@ def register_for_forget(chats: ChatPlatform) -> None:
 
     forgetting.register_store(f"{chats.name} companion chats deleted",
                               partial(erase_person, chats))
+    forgetting.register_traced_store("companion chat lines blanked", erase_trace)

@@ -29,7 +29,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -227,6 +227,38 @@ class Session:
             return
         with self._locked():
             self._unlink(MEMORY, STYLE)
+
+    def forget_named(self, names: Callable[[str], bool]) -> int:
+        """What names or quotes someone forgotten (`names` says): history lines and note lines
+        naming them go, and the composed prompt (rebuilt next turn) if it names them, as do
+        leftover files of a crashed write that name them. Returns how many lines or files
+        went. The rest of the chat stays."""
+        if not self.folder.exists():
+            return 0
+        gone = 0
+        with self._locked():
+            raw = self._read(HISTORY).splitlines()
+            kept = [line for line in raw if not names(line)]
+            if len(kept) != len(raw):
+                gone += len(raw) - len(kept)
+                if kept:
+                    self._write(HISTORY, "\n".join(kept) + "\n")
+                else:
+                    self._unlink(HISTORY)
+            for note in (MEMORY, STYLE):
+                lines = self._read(note).splitlines()
+                rest = [line for line in lines if not names(line)]
+                if len(rest) != len(lines):
+                    gone += len(lines) - len(rest)
+                    self._write(note, "\n".join(rest) + "\n")
+            for name in sorted(os.listdir(self.folder)):
+                if name in (HISTORY, MEMORY, STYLE):
+                    continue
+                with suppress(OSError):
+                    if names((self.folder / name).read_text(encoding="utf-8", errors="replace")):
+                        os.unlink(self.folder / name)
+                        gone += 1
+        return gone
 
     def remove(self) -> None:
         """The whole folder, whatever is in it."""

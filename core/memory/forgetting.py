@@ -6,11 +6,12 @@ files, and their rows in the index (rebuilt into a new file, so no free page kee
 Every account handle that carried the same stable id on the platform (a renamed account's
 older files) goes with it. Then their traces in what is not theirs (see `traces`): entries of
 other people that name or quote them lose their text, journal entries and log lines likewise,
-desk-archive lines go. Tombstones (by handle and by id) then keep any log, whatever its dates,
-from bringing them back. `keep_dne` leaves a file that says
-do_not_engage and holds only what keeps the flag on the whole person: their stable id (so a
-renamed account stays flagged) and the refs of their aka links, whose other sides keep their
-link too (so the same person elsewhere stays flagged). Nothing they said or did is kept.
+desk-archive lines go. (The traces go first in fact, while their files still hold what finds
+them, so a forget interrupted midway and run again finds the same.) Tombstones (by handle and
+by id) then keep any log, whatever its dates, from bringing them back. `keep_dne` leaves a file
+that says do_not_engage and holds only what keeps the flag on the whole person: their stable id
+(so a renamed account stays flagged) and the refs of their aka links, whose other sides keep
+their link too (so the same person elsewhere stays flagged). Nothing they said or did is kept.
 
 Stores beyond memory's own files (the send ledger, the inbox, the companion's private store)
 are reached through a registration, never an import: each registers an eraser here
@@ -24,6 +25,7 @@ import contextlib
 import json
 import os
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,7 +33,14 @@ from pathlib import Path
 
 from tactful.core.errors import BadInput, MemoryUnavailable
 from tactful.core.memory import check, desk, identity, index, journal, tombstones
-from tactful.core.memory.atomic import locked, read_regular, temp_prefix, write_atomic
+from tactful.core.memory.atomic import (
+    DEFAULT_LOCK_TIMEOUT,
+    TEMP_PREFIX,
+    locked,
+    read_regular,
+    temp_prefix,
+    write_atomic,
+)
 from tactful.core.memory.handles import normalize_handle, normalize_platform, split_ref
 from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.person import Person
@@ -285,16 +294,14 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
     done = Forgotten()
     path = home.person_path(platform, handle)
     try:
+        _adopt_misnamed(home, platform, handle)
         trace, handles = trace_of(home, people, platform, handle)
-        # The handle asked for first: with the flag kept, its stub is the one that stays.
-        for each in [handle, *sorted(handles - {handle})]:
-            _forget_account(home, settings, people, platform, each, trace, done,
-                            keep_dne=keep_dne and each == handle, now=now)
-        for person_id in sorted(trace.ids):
-            tombstones.bury_id(home, platform, person_id, now)
-        kept = {(platform, handle)} if keep_dne else set()
-        done.traces += _sweep_people(home, people, trace, kept, done.unreachable)
+        # Their traces first, while their files still hold what finds them: a forget that is
+        # interrupted (a lock held elsewhere, a crash) and run again makes the same trace.
+        theirs = {(platform, each) for each in handles}
+        done.traces += _sweep_people(home, people, trace, theirs, done.unreachable)
         done.traces += _sweep_journal(home, settings, trace, done.unreachable)
+        done.traces += _sweep_leftovers(home, trace, done.unreachable)
         with locked(home.root / ENGAGEMENT_LOCK, what="the engagement log"):
             done.log_events += rewrite_jsonl(home.engagement_log, lambda e: _unquote(e, trace),
                                              trace.names_them)
@@ -306,6 +313,15 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
         with locked(home.root / ".locks" / "desk.lock", what="the desk"):
             done.archive_lines += _drop_named_lines(home.root / desk.ARCHIVE, trace)
             _drop_named_lines(home.root / desk.DESK, trace)
+        # The handle asked for first when the flag is kept (its stub is the one that stays, and
+        # keeps their id); otherwise last, so that until it goes its file still names their id
+        # and through it their other handles.
+        others = sorted(handles - {handle})
+        for each in [handle, *others] if keep_dne else [*others, handle]:
+            _forget_account(home, settings, people, platform, each, trace, done,
+                            keep_dne=keep_dne and each == handle, now=now)
+        for person_id in sorted(trace.ids):
+            tombstones.bury_id(home, platform, person_id, now)
         index.rebuild(home, settings)
     except OSError as exc:
         raise unwritable(path, exc) from exc
@@ -397,17 +413,36 @@ def _unquote(event: object, trace: Trace) -> object | None:
         return None
     changed = dict(event)
     for key, value in event.items():
-        if isinstance(value, str) and trace.names_them(value):
+        if _scalar_names_them(value, trace):
             if key in ("time", "platform", "handle", "action"):
                 return None  # a required key names them: the line is theirs
             changed[key] = None
             if key in ("text", "they"):
                 changed["withheld"] = FORGOTTEN_NOTE
-        elif isinstance(value, list) and any(isinstance(v, str) and trace.names_them(v)
-                                             for v in value):
-            changed[key] = [v for v in value
-                            if not (isinstance(v, str) and trace.names_them(v))]
+        elif isinstance(value, list | dict):
+            changed[key] = _without(value, trace)
     return event if changed == event else changed
+
+
+def _scalar_names_them(value: object, trace: Trace) -> bool:
+    """A string that names them, or a number that is one of their ids (an `in_reply_to`
+    written as a number by a hand or another tool)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return trace.names_them(str(value))
+    return isinstance(value, str) and trace.names_them(value)
+
+
+def _without(value: object, trace: Trace) -> object:
+    """A list or mapping of a log line without what names them, however deeply nested: list
+    items that name them go, mapping values that do become null."""
+    if isinstance(value, list):
+        return [_without(v, trace) for v in value if not _scalar_names_them(v, trace)]
+    if isinstance(value, dict):
+        return {k: None if _scalar_names_them(v, trace) else _without(v, trace)
+                for k, v in value.items() if not trace.names_them(str(k))}
+    return value
 
 
 def _blank_person(person: Person, trace: Trace) -> int:
@@ -440,15 +475,20 @@ def _blank_person(person: Person, trace: Trace) -> int:
     for link in person.aka:
         if names(link.proof):
             link.proof, blanked = None, blanked + 1
+        if names(link.reason):
+            link.reason, blanked = "[forgotten]", blanked + 1
     for flag in person.flags:
         if names(flag.reason):
             flag.reason, blanked = None, blanked + 1
     if names(person.dne_reason):
         person.dne_reason, blanked = None, blanked + 1
     for key, value in list(person.extra.items()):
-        if isinstance(value, str) and names(value):
+        if _scalar_names_them(value, trace) or names(key):
             del person.extra[key]
             blanked += 1
+        elif isinstance(value, list | dict):
+            person.extra[key] = _without(value, trace)
+            blanked += person.extra[key] != value
     return blanked
 
 
@@ -515,5 +555,76 @@ def _drop_named_lines(path: Path, trace: Trace) -> int:
     return len(lines) - len(kept)
 
 
+def _misnamed(home: Home, platform: str, handle: str) -> list[Path]:
+    """Their files named by hand in another spelling (`Troll.md`, `troll.MD`, `people/X/…`):
+    `check` refuses for such a handle, and forget must not leave one behind as "file absent"."""
+    return [path for path in identity.copies_of(home, platform, handle)
+            if path.is_file() and not path.is_symlink()]
+
+
+def _adopt_misnamed(home: Home, platform: str, handle: str) -> None:
+    """A misnamed file of theirs takes its proper name first (when that is free), so their
+    trace is read from it like any file of theirs; it goes with them all the same."""
+    path = home.person_path(platform, handle)
+    strays = _misnamed(home, platform, handle)
+    if not strays:
+        return
+    with locked(home.person_lock(platform, handle), what=f"{platform}/@{handle}"):
+        if not path.exists():
+            os.replace(strays[0], path)
+    identity.rebuild(home, platform)
+
+
 def _unlink_aka(person: Person, ref: str) -> None:
     person.aka = [a for a in person.aka if a.ref != ref]
+
+
+# Copies of a file that are not the file: what an interrupted atomic write leaves, and what an
+# editor leaves beside a file edited by hand.
+BACKUP_ENDINGS = ("~", ".bak", ".orig", ".swp", ".swo")
+
+
+def _leftover(name: str) -> bool:
+    return name.startswith(TEMP_PREFIX) or name.endswith(BACKUP_ENDINGS)
+
+
+def _sweep_leftovers(home: Home, trace: Trace, unreachable: list[str]) -> int:
+    """Temp files of interrupted writes and editors' backups anywhere under the home that name
+    or quote them go. A temp file of a person file goes under that person's lock, so a write
+    in flight keeps its own; another temp file goes once older than any lock is held (a
+    younger one is a write in flight, and is reported instead)."""
+    gone = 0
+    for path in sorted(home.root.rglob("*")):
+        if not _leftover(path.name) or path.is_symlink() or not path.is_file():
+            continue
+        try:
+            text = read_regular(path).decode("utf-8", "replace")
+        except (OSError, MemoryUnavailable):
+            continue
+        if not trace.names_them(text):
+            continue
+        owner = _temp_owner(home, path)
+        if owner is not None:
+            with locked(home.person_lock(*owner), what=f"{owner[0]}/@{owner[1]}"), \
+                    contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        elif path.name.startswith(TEMP_PREFIX) and \
+                time.time() - path.stat().st_mtime < DEFAULT_LOCK_TIMEOUT:
+            unreachable.append(f"{path}: a write in progress; run forget again")
+            continue
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        gone += 1
+    return gone
+
+
+def _temp_owner(home: Home, path: Path) -> tuple[str, str] | None:
+    """The person whose file a temp file in a people folder was to replace, when known."""
+    if not path.name.startswith(TEMP_PREFIX) or path.parent.parent != home.root / "people":
+        return None
+    platform = path.parent.name
+    for person in path.parent.glob("*.md"):
+        if path.name.startswith(temp_prefix(person.name)):
+            return platform, person.stem
+    return None

@@ -240,8 +240,11 @@ def rebuild(home: Home, settings: MemorySettings, progress: Progress | None = No
 def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None) -> list[str]:
     target = path_of(home)
     fresh = target.with_name(f".{FILE}.new-{os.getpid()}")
-    with contextlib.suppress(FileNotFoundError):
-        fresh.unlink()
+    # Under the lock, every half-built index is a crashed rebuild's (of any process): it holds
+    # people's words, some maybe forgotten since, so it goes (docs/memory.md, "Forgetting").
+    for stale in target.parent.glob(f".{FILE}.new-*"):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
     skipped: list[str] = []
     files = list(_person_files(home, skipped))
     db = _connect(fresh)

@@ -27,7 +27,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 from pathlib import Path
 from stat import S_ISREG
@@ -468,18 +468,30 @@ def _read_log(log: Path, mark: Any, report: Report, stones: _Stones,
             if item.dry_run:
                 report.dry_runs += 1  # a dry run sent nothing: no one was talked to
             elif item.mine:
-                found.posts.append(item)
+                found.posts.append(_unname(item, stones.stones))
             elif item.handle is not None:
                 if tombstones.forgotten(stones.stones, item.platform, item.handle,
                                         item.person_id):
                     report.forgotten += 1
                 else:
                     found.buckets.setdefault((item.platform, item.handle),
-                                             []).append(_Pending(item))
+                                             []).append(_Pending(_unname(item, stones.stones)))
     except OSError as exc:
         raise MemoryUnavailable(f"cannot read the engagement log {log}: "
                                 f"{exc.strerror or exc}; fix its permissions") from exc
     return found
+
+
+def _unname(event: Event, stones: dict[str, datetime]) -> Event:
+    """Someone else's event (or my post) that names a forgotten person keeps no field that
+    names them: an old log must not bring their name back into another's file."""
+    if not stones:
+        return event
+    def keep(value: str | None) -> str | None:
+        return None if tombstones.names_buried(stones, event.platform, value) else value
+
+    return replace(event, text=keep(event.text), they=keep(event.they), url=keep(event.url),
+                   in_reply_to=keep(event.in_reply_to), thread=keep(event.thread))
 
 
 def _sync_locked(home: Home, people: People, log: Path, report: Report,

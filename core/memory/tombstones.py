@@ -14,8 +14,11 @@ it: the file says "someone was forgotten", and nothing they said.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import re
+import unicodedata
 from datetime import datetime
 
 from tactful.core.memory.atomic import locked, open_regular
@@ -85,3 +88,34 @@ def forgotten(stones: dict[str, datetime], platform: str, handle: str,
     """True when this handle or id was ever forgotten: a log's events never bring them back."""
     return person_hash(platform, handle) in stones or (
         person_id is not None and id_hash(platform, person_id) in stones)
+
+
+_TOKEN = re.compile(r"[\w.:-]+")
+
+
+def names_buried(stones: dict[str, datetime], platform: str, text: str | None) -> bool:
+    """Does this text (someone else's line of an old log) name a forgotten handle or id of
+    the platform? Every word-like token is tried as a handle and as an id, by hash: nothing
+    but the hashes is kept, so their words (a quote) cannot be recognised here, only their
+    names."""
+    if not stones or not text:
+        return False
+    return any(key in stones for token in _TOKEN.findall(unicodedata.normalize("NFKC", text))
+               for key in _token_keys(platform, token))
+
+
+@functools.lru_cache(maxsize=65536)
+def _token_keys(platform: str, token: str) -> tuple[str, ...]:
+    """The tombstone hashes a token would have as a handle or an id (words repeat across a
+    log: each is hashed once)."""
+    from tactful.core.errors import BadInput
+    from tactful.core.memory.handles import normalize_handle
+
+    keys: list[str] = []
+    for raw in {token, token.strip(".:-")} - {""}:
+        keys += [id_hash(platform, c) for c in ({raw, str(int(raw))} if raw.isdigit() else {raw})]
+        try:
+            keys.append(person_hash(platform, normalize_handle(raw, platform)))
+        except BadInput:
+            continue
+    return tuple(keys)

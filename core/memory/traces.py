@@ -15,6 +15,7 @@ its text too. That is the price of "no byte of the person left".
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -26,8 +27,15 @@ ID_MIN = 5
 NAME_MIN = 4
 
 
+def fold(text: str) -> str:
+    """One form for every way of writing the same letters: NFD or NFC accents, fullwidth or
+    styled letters (NFKC), any case. Matched in this form, `José` written with a combining
+    accent, or `＠ＡＤＡ`, still names them."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+
+
 def words(text: str) -> list[str]:
-    return _WORD.findall(text.casefold())
+    return _WORD.findall(fold(text))
 
 
 def _quotable(window: tuple[str, ...]) -> bool:
@@ -60,9 +68,12 @@ class Trace:
         for text in texts:
             if text:
                 phrases |= _shingles(text)
-        alternatives = [rf"@{re.escape(h)}" for h in handle_set]
-        alternatives += [re.escape(h) for h in handle_set if len(h) >= BARE_HANDLE_MIN]
-        alternatives += [re.escape(i) for i in id_set if len(i) >= ID_MIN]
+        folded = {fold(h) for h in handle_set}
+        alternatives = [rf"@{re.escape(h)}" for h in folded]
+        alternatives += [re.escape(h) for h in folded if len(h) >= BARE_HANDLE_MIN]
+        # A numeric id has one spelling in memory, but a URL or a tool may pad it with zeros.
+        alternatives += [("0*" if i.isdigit() else "") + re.escape(fold(i))
+                         for i in id_set if len(i) >= ID_MIN]
         alternatives += [r"\W+".join(re.escape(w) for w in n.split()) for n in name_set]
         pattern = re.compile(r"(?<![\w])(?:" + "|".join(sorted(alternatives, key=len,
                                                                 reverse=True)) + r")(?![\w])",
@@ -72,7 +83,7 @@ class Trace:
     def names_them(self, text: str | None) -> bool:
         if not text:
             return False
-        if self._pattern is not None and self._pattern.search(text):
+        if self._pattern is not None and self._pattern.search(fold(text)):
             return True
         if self.phrases:
             found = words(text)
@@ -85,10 +96,12 @@ class Trace:
         """Words of which at least one appears in any text that names them: a cheap test
         before a file is parsed."""
         out = {w for h in self.handles for w in words(h)}
-        out |= {i.casefold() for i in self.ids}
+        out |= {w for i in self.ids for w in words(i)}
         out |= {w for n in self.names for w in n.split()}
         out |= {max(p, key=len) for p in self.phrases}
         return frozenset(out)
 
     def may_name_them(self, text: str) -> bool:
-        return not self.anchors.isdisjoint(words(text))
+        found = words(text)
+        return not self.anchors.isdisjoint(found) or not self.anchors.isdisjoint(
+            w.lstrip("0") for w in found if w.startswith("0"))
