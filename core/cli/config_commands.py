@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 def check(context: Context, args: argparse.Namespace) -> int:
     config = context.config
     references(config, context.plugins)
+    if any(settings.mode == "companion" for settings in config.platforms.values()):
+        # The timers' production minimums, as `tactful run` will judge them (docs/companion.md).
+        from tactful.core.companion.timers import check as check_timers
+
+        check_timers(config.companion)
     if args.json:
         emit({"ok": True, "source": str(config.source) if config.source else None,
               "persona": config.persona.name, "timezone": config.persona.timezone,

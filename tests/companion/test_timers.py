@@ -90,6 +90,23 @@ def test_tactful_run_refuses_a_short_timer_outside_test_mode(tmp_path: Path, hom
     assert "companion.release_tick_seconds is 0.1" in done.stderr
 
 
+def test_config_check_refuses_a_short_timer_outside_test_mode_as_run_would(
+        tmp_path: Path) -> None:
+    config = tmp_path / "tactful.yaml"
+    config.write_text("platforms:\n  telegram:\n    account: persona\n    mode: companion\n"
+                      "companion:\n  release_tick_seconds: 0.1\n")
+    env = {k: v for k, v in os.environ.items() if k != TEST_TIMERS}
+    command = [sys.executable, "-m", "tactful.core.cli", "--config", str(config), "config",
+               "check"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60,
+                          check=False)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "companion.release_tick_seconds is 0.1" in done.stderr
+    passed = subprocess.run(command, capture_output=True, text=True, env={**env, TEST_TIMERS: "1"},
+                            timeout=60, check=False)
+    assert passed.returncode == 0, passed.stderr[-2000:]
+
+
 # ---- the timers in the gateway ----------------------------------------------------------------
 
 async def test_typing_pace_scales_every_pause(world: World) -> None:
