@@ -135,6 +135,20 @@ def test_running_twice_adds_nothing(cli, home: Path) -> None:  # type: ignore[no
     assert people_files(home) == first
 
 
+def test_a_rerun_that_writes_nothing_leaves_the_desk_alone(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    write_log(home, [event(f"user{n % 3}", n) for n in range(9)])
+    assert cli("sync-log").code == 0
+    desk = home / "hot.md"
+    assert desk.is_file(), "the first sync changed memory and wrote the desk"
+    os.utime(desk, ns=(1_000_000_000, 1_000_000_000))  # any rewrite would move this
+    (home / ".sync-state.json").unlink()  # from the top: every event is matched, none added
+    again = cli("sync-log")
+    assert again.code == 0 and "0 person files written" in again.out, again.out
+    assert desk.stat().st_mtime_ns == 1_000_000_000
+    assert cli("hot").code == 0  # reading the desk rebuilds it, so it is never stale
+    assert desk.stat().st_mtime_ns != 1_000_000_000
+
+
 def test_a_hand_remembered_entry_with_the_same_url_is_merged(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
     url = "https://x.com/galatea/status/1001"
     assert cli("remember", "x", "dana", "--kind", "reply", "--they", "liked the demo",

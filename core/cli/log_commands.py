@@ -90,6 +90,9 @@ def sync_log(context: Context, args: argparse.Namespace) -> int:
     if report.checkpoint_error:
         print(f"tactful: warning: the checkpoint was not saved ({report.checkpoint_error}); "
               "the next sync reads the log from the top", file=sys.stderr)
-    context.after_memory_change()
+    if report.people_written or report.journal.added or report.journal.merged:
+        # Nothing written, nothing new on the desk: a rerun of an unchanged log stays cheap
+        # (and `tactful hot` rebuilds the desk when read anyway).
+        context.after_memory_change()
     print(_summary(report))
     return 4 if report.failed else 0
