@@ -14,8 +14,10 @@ is read); the connected half is `graph_session.py`. Held once here:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+import unicodedata
+from collections.abc import Collection, Iterable, Mapping
 from datetime import UTC, datetime
+from urllib.parse import SplitResult, urlsplit
 
 from tactful.core.errors import BadInput, MissingCredential
 from tactful.core.memory.handles import normalize_handle
@@ -34,6 +36,26 @@ _CURSOR = re.compile(r"([0-9]{1,12}):((?:[0-9_]{1,60})(?:,[0-9_]{1,60})*)?")
 def shown(raw: str) -> str:
     """A reference as it may appear in a one-line message: escaped and cut short."""
     return repr(raw if len(raw) <= 60 else raw[:60] + "…")
+
+
+def post_url(text: str, hosts: Collection[str]) -> SplitResult | None:
+    """The parts of a post or comment URL on one of the platform's `hosts` (the scheme may be
+    left out, as when copied from an address bar), or None for anything else: another host, a
+    port, user info, a control character or a space."""
+    if any(ch.isspace() or unicodedata.category(ch) == "Cc" for ch in text):
+        return None
+    if "://" not in text:
+        text = "https://" + text
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        return None
+    if (parts.scheme not in ("http", "https") or port is not None
+            or parts.username is not None or parts.password is not None
+            or (parts.hostname or "") not in hosts):
+        return None
+    return parts
 
 
 def api_root(base_url: str | None, default_root: str, version: str) -> str:

@@ -17,10 +17,9 @@ Nothing here imports httpx; `FacebookAdapter.open` imports the session.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Mapping
 from types import MappingProxyType
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 from tactful.adapters.meta import graph
 from tactful.core.errors import BadInput
@@ -61,18 +60,8 @@ def parse_post(raw: str) -> PostRef:
 
 
 def _from_url(text: str) -> str | None:
-    if any(ch.isspace() or unicodedata.category(ch) == "Cc" for ch in text):
-        return None
-    if "://" not in text:
-        text = "https://" + text
-    try:
-        parts = urlsplit(text)
-        port = parts.port
-    except ValueError:
-        return None
-    if (parts.scheme not in ("http", "https") or port is not None
-            or parts.username is not None or parts.password is not None
-            or (parts.hostname or "") not in POST_HOSTS):
+    parts = graph.post_url(text, POST_HOSTS)
+    if parts is None:
         return None
     query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
     segments = [s for s in parts.path.split("/") if s]

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 import time
-import unicodedata
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from urllib.parse import urlsplit
@@ -59,18 +58,8 @@ def parse_post(raw: str) -> PostRef:
 
 def _parse_url(text: str) -> tuple[str, str | None] | None:
     """(media shortcode, comment id or None) of an Instagram post or comment URL."""
-    if any(ch.isspace() or unicodedata.category(ch) == "Cc" for ch in text):
-        return None
-    if "://" not in text:
-        text = "https://" + text
-    try:
-        parts = urlsplit(text)
-        port = parts.port
-    except ValueError:
-        return None
-    if (parts.scheme not in ("http", "https") or port is not None
-            or parts.username is not None or parts.password is not None
-            or (parts.hostname or "") not in POST_HOSTS):
+    parts = graph.post_url(text, POST_HOSTS)
+    if parts is None:
         return None
     segments = parts.path.split("/")[1:]
     if segments and segments[-1] == "":

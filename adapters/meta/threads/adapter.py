@@ -18,7 +18,6 @@ import time
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from urllib.parse import urlsplit
 
 from tactful.adapters.meta import graph
 from tactful.core.errors import BadInput
@@ -61,18 +60,8 @@ def parse_post(raw: str) -> PostRef:
 
 def _parse_url(text: str) -> tuple[str | None, str] | None:
     """(normalized handle or None, shortcode) of a Threads post URL, else None."""
-    if any(ch.isspace() or unicodedata.category(ch) == "Cc" for ch in text):
-        return None
-    if "://" not in text:
-        text = "https://" + text  # "www.threads.com/@a/post/X" as copied without its scheme
-    try:
-        parts = urlsplit(text)
-        port = parts.port
-    except ValueError:
-        return None
-    if (parts.scheme not in ("http", "https") or port is not None
-            or parts.username is not None or parts.password is not None
-            or (parts.hostname or "") not in POST_HOSTS):
+    parts = graph.post_url(text, POST_HOSTS)
+    if parts is None:
         return None
     segments = parts.path.split("/")[1:]
     if segments and segments[-1] == "":
