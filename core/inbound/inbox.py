@@ -27,7 +27,7 @@ from pathlib import Path
 from tactful.core.errors import MemoryUnavailable
 from tactful.core.memory.injection import injection_reason
 from tactful.core.memory.scrub import scrub
-from tactful.core.memory.sqlite import immediate
+from tactful.core.memory.sqlite import immediate, migrate
 from tactful.core.memory.traces import Trace
 from tactful.core.send.adapter import Author, Inbound, PostRef
 
@@ -108,19 +108,7 @@ class Inbox:
                                     "aside (it is refilled by the next fetch) and retry") from exc
 
     def _migrate(self) -> None:
-        (done,) = self.db.execute("PRAGMA user_version").fetchone()
-        if done >= len(_MIGRATIONS):
-            return
-        for number, step in enumerate(_MIGRATIONS[done:], start=done + 1):
-            with self._transaction() as db:
-                if isinstance(step, str):
-                    for statement in filter(str.strip, step.split(";")):
-                        db.execute(statement)
-                else:
-                    step(db)
-                db.execute(f"PRAGMA user_version = {number}")
-        if done:
-            self.db.execute("VACUUM")  # no free page keeps what a migration blanked
+        migrate(self.db, _MIGRATIONS, self._transaction)
 
     def close(self) -> None:
         self.db.close()

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from tactful.core.errors import MemoryUnavailable, Refused
 from tactful.core.memory.scrub import scrub
-from tactful.core.memory.sqlite import immediate
+from tactful.core.memory.sqlite import immediate, migrate
 from tactful.core.memory.traces import Trace
 from tactful.core.send import owners
 
@@ -143,21 +143,7 @@ class Ledger:
             raise self._unavailable(exc) from exc
 
     def _migrate(self) -> None:
-        (done,) = self.db.execute("PRAGMA user_version").fetchone()
-        steps: list[str | Callable[[sqlite3.Connection], None]] = [*_MIGRATIONS,
-                                                                   *_PY_MIGRATIONS]
-        if done >= len(steps):
-            return
-        for number, step in enumerate(steps[done:], start=done + 1):
-            with self._transaction() as db:
-                if isinstance(step, str):
-                    for statement in filter(str.strip, step.split(";")):
-                        db.execute(statement)
-                else:
-                    step(db)
-                db.execute(f"PRAGMA user_version = {number}")
-        if done:
-            self.db.execute("VACUUM")  # no free page keeps what a migration blanked
+        migrate(self.db, [*_MIGRATIONS, *_PY_MIGRATIONS], self._transaction)
 
     def _unavailable(self, exc: Exception) -> MemoryUnavailable:
         return MemoryUnavailable(f"the send ledger {self.path} cannot be used: {exc}; move it "
