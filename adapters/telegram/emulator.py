@@ -178,6 +178,11 @@ class TelegramEmulator(Emulator):
         with self._lock:
             self._user(handle).blocked = True
 
+    def unblock(self, handle: str) -> None:
+        """The user unblocks the bot (Telegram's "Restart"): messages reach them again."""
+        with self._lock:
+            self._user(handle).blocked = False
+
     def sent(self) -> list[dict[str, Any]]:
         """What the bot posted, in order: id, chat_id, text, reply_to, mentions, url, ..."""
         with self._lock:
