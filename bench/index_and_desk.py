@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from tactful.core.memory import desk, identity, index, personfile
+from tactful.core.memory import desk, index, personfile
 from tactful.core.memory import search as searching
 from tactful.core.memory.home import Home
 from tactful.core.memory.person import Entry, OpenItem, Person, Pin
@@ -124,8 +124,7 @@ def reindex_command(root: Path) -> float:
     """The body of `tactful reindex`, in process: the id map, then the index."""
     start = time.perf_counter()
     home = Home(root)
-    identity.rebuild_all(home)
-    index.rebuild(home, MemorySettings(tz=TZ))
+    index.rebuild(home, MemorySettings(tz=TZ), ids=True)
     return time.perf_counter() - start
 
 
