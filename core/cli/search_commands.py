@@ -84,7 +84,9 @@ def hot(context: Context, args: argparse.Namespace) -> int:
     context.home.require_readable()
     skipped: list[str] = []
     now = context.now()
-    path = desk.regenerate(context.home, context.settings, now, warn=skipped.append)
+    # Every file stat-ed: the desk as it is read sees even an edit made in place by hand.
+    path = desk.regenerate(context.home, context.settings, now, warn=skipped.append,
+                           every_file=True)
     _warn_skipped(skipped)
     text = read_regular(path).decode("utf-8")
     if args.json:

@@ -204,10 +204,13 @@ def after_change(home: Home, settings: MemorySettings, now: datetime) -> Path | 
 
 
 def regenerate(home: Home, settings: MemorySettings, now: datetime, *,
-               warn: Callable[[str], None] | None = None, wait: bool = True) -> Path:
+               warn: Callable[[str], None] | None = None, wait: bool = True,
+               every_file: bool = False) -> Path:
     """Rebuild the desk from the index; `warn` hears of every person file the index skipped
     (one that does not parse, or a FIFO or folder standing where a file should be).
-    `wait=False` raises LockBusy at once when someone else is regenerating it."""
+    `wait=False` raises LockBusy at once when someone else is regenerating it. `every_file`
+    makes the index stat every person file first (`tactful hot`: the desk as it is read must
+    not list someone just marked do-not-engage by hand, even in place)."""
     tz = settings.tz
     desk = home.root / DESK
     lock = _lock(home)
@@ -221,7 +224,7 @@ def regenerate(home: Home, settings: MemorySettings, now: datetime, *,
             with contextlib.suppress(FileNotFoundError):
                 where.unlink()
             where = desk
-            db, skipped = index.open_fresh(home, settings)
+            db, skipped = index.open_fresh(home, settings, every_file=every_file)
             try:
                 found = sections(db, now, tz)
             finally:

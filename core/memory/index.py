@@ -40,7 +40,7 @@ from tactful.core.memory.person import Person
 from tactful.core.memory.settings import MemorySettings
 
 FILE = "index.sqlite"
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 WRITER_WAIT = 0.2  # seconds a writer waits for the index before leaving its change to readers
 # How often every person file is stat-ed anyway: the bound on how long an edit made in place by
@@ -124,13 +124,28 @@ def _summary(person: Person) -> tuple[object, ...]:
             person.id)
 
 
+SEQ_BITS = 30
+
+
+def doc_key(at: int | None, seq: int) -> int:
+    """A document's id (its FTS5 rowid): its time in the high bits, a running number below.
+    So FTS5's cheapest order, by rowid, is newest first: search takes its candidates for a very
+    common word from there without ranking every match (search.py). Times are 1970 to 2200
+    (personfile), so the id fits 63 bits; the running number wraps after 2^30 documents, and a
+    clash then fails the insert, which drops the index to be rebuilt (renumbered from 0). A time
+    outside that range (a pin dated by hand) is clamped to it."""
+    when = min(max(at or 0, 0), (1 << 33) - 1)
+    return (when << SEQ_BITS) | (seq & ((1 << SEQ_BITS) - 1))
+
+
 class _Batch:
     """Rows gathered for many people, written with one executemany per table."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
         self.next_pid = (db.execute("SELECT max(pid) FROM people").fetchone()[0] or 0) + 1
-        self.next_doc = (db.execute("SELECT max(id) FROM docs").fetchone()[0] or 0) + 1
+        row = db.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()
+        self.seq = int(row[0]) if row is not None else 0
         self.people: list[tuple[object, ...]] = []
         self.open_items: list[tuple[object, ...]] = []
         self.aka: list[tuple[object, ...]] = []
@@ -145,9 +160,10 @@ class _Batch:
         self.open_items += [(pid, _epoch(at), item.text) for at, item in person.open_items()]
         self.aka += [(pid, link.ref) for link in person.aka]
         for doc in docs_of(person):
-            self.docs.append((self.next_doc, pid, doc.kind, doc.at, int(doc.important)))
-            self.texts.append((self.next_doc, doc.body, doc.topics, doc.who))
-            self.next_doc += 1
+            doc_id = doc_key(doc.at, self.seq)
+            self.seq += 1
+            self.docs.append((doc_id, pid, doc.kind, doc.at, int(doc.important)))
+            self.texts.append((doc_id, doc.body, doc.topics, doc.who))
         self.files.append((person.platform, person.handle, found.st_size, found.st_mtime_ns,
                            found.st_ino, sha))
 
@@ -163,6 +179,7 @@ class _Batch:
         db.executemany("INSERT INTO docs_fts(rowid, body, topics, who) VALUES (?,?,?,?)",
                        self.texts)
         db.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?)", self.files)
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('seq', ?)", (str(self.seq),))
         for rows in (self.people, self.open_items, self.aka, self.docs, self.texts, self.files):
             rows.clear()
 
@@ -397,9 +414,11 @@ def _usable(target: Path) -> sqlite3.Connection | None:
     return None
 
 
-def open_fresh(home: Home, settings: MemorySettings,
-               progress: Progress | None = None) -> tuple[sqlite3.Connection, list[str]]:
-    """The index, brought up to date with the files first. Returns it and what was skipped."""
+def open_fresh(home: Home, settings: MemorySettings, progress: Progress | None = None, *,
+               every_file: bool = False) -> tuple[sqlite3.Connection, list[str]]:
+    """The index, brought up to date with the files first. Returns it and what was skipped.
+    `every_file` stats every person file, as a sweep does: for a reader that must see an edit
+    made in place by hand at once (the desk when it is read)."""
     home.require_readable()
     target = path_of(home)
     try:
@@ -407,7 +426,7 @@ def open_fresh(home: Home, settings: MemorySettings,
             db = _usable(target)
             if db is not None:
                 try:
-                    return db, _catch_up(db, home, settings)
+                    return db, _catch_up(db, home, settings, every_file=every_file)
                 except sqlite3.DatabaseError:
                     db.close()  # corrupt or unreadable: never trusted, rebuilt below
             skipped = _rebuild(home, settings, progress)
@@ -423,7 +442,8 @@ def open_fresh(home: Home, settings: MemorySettings,
 _Change = tuple[str, str, Person | None, os.stat_result | None, str]
 
 
-def _catch_up(db: sqlite3.Connection, home: Home, settings: MemorySettings) -> list[str]:
+def _catch_up(db: sqlite3.Connection, home: Home, settings: MemorySettings, *,
+              every_file: bool = False) -> list[str]:
     """Re-read only files that changed behind the index; drop those that are gone. Which files
     to look at: those the journal names, those of folders whose mtime moved whose inode or
     name differ from the index's, and those that could not be indexed last time; or every
@@ -438,7 +458,7 @@ def _catch_up(db: sqlite3.Connection, home: Home, settings: MemorySettings) -> l
         token, start = changes.reset(home, read.offset)
         read = changes.Read(token, start, read.written, complete=True)
     since = time.time() - float(meta.get("swept", "0"))
-    if not read.complete or not 0 <= since < SWEEP_EVERY:
+    if every_file or not read.complete or not 0 <= since < SWEEP_EVERY:
         return _sweep(db, home, settings, read)
     return _look_at_changes(db, home, settings, read)
 
