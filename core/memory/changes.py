@@ -136,7 +136,7 @@ def _parsed(token: str, data: bytes, *, base: int, complete: bool) -> Read:
 def _exclusive(home: Home) -> Iterator[int]:
     path = path_of(home)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = _create(path)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield fd
@@ -160,7 +160,7 @@ def reset(home: Home, since: int | None = None) -> tuple[str, int]:
                 kept = kept[:kept.rfind(b"\n") + 1]
         token = _token_line()
         os.ftruncate(fd, 0)
-        os.write(fd, token + kept)
+        os.pwrite(fd, token + kept, 0)
         return token[1:-1].decode("ascii"), len(token)
 
 

@@ -127,6 +127,12 @@ def _summary(person: Person) -> tuple[object, ...]:
 SEQ_BITS = 30
 
 
+def _first(row: tuple[object, ...]) -> int:
+    first = row[0]
+    assert isinstance(first, int)
+    return first
+
+
 def doc_key(at: int | None, seq: int) -> int:
     """A document's id (its FTS5 rowid): its time in the high bits, a running number below.
     So FTS5's cheapest order, by rowid, is newest first: search takes its candidates for a very
@@ -174,6 +180,10 @@ class _Batch:
                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", self.people)
         db.executemany("INSERT INTO aka(pid, ref) VALUES (?,?)", self.aka)
         db.executemany("INSERT INTO open_items(pid, at, text) VALUES (?,?,?)", self.open_items)
+        # In id order: FTS5 writes out what it holds in memory whenever an id comes lower than
+        # the one before, and ids are times, not the order people are read in.
+        self.docs.sort(key=_first)
+        self.texts.sort(key=_first)
         db.executemany("INSERT INTO docs(id, pid, kind, at, important) VALUES (?,?,?,?,?)",
                        self.docs)
         db.executemany("INSERT INTO docs_fts(rowid, body, topics, who) VALUES (?,?,?,?)",
