@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,7 +65,7 @@ def note_written(home: Home, platform: str, handle: str) -> None:
 
 
 def _token_line() -> bytes:
-    return f"#{secrets.token_hex(8)}\n".encode()
+    return f"#{os.urandom(8).hex()}\n".encode()
 
 
 def _create(path: Path) -> int:
