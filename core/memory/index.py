@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
+from typing import NamedTuple
 
 from tactful.core.errors import MemoryUnavailable, PersonFileCorrupt
 from tactful.core.memory import changes, identity, personfile
@@ -40,7 +41,7 @@ from tactful.core.memory.person import Person
 from tactful.core.memory.settings import MemorySettings
 
 FILE = "index.sqlite"
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 WRITER_WAIT = 0.2  # seconds a writer waits for the index before leaving its change to readers
 # How often every person file is stat-ed anyway: the bound on how long an edit made in place by
@@ -65,6 +66,7 @@ _SCHEMA = (
     "CREATE INDEX aka_ref ON aka(ref)",
     "CREATE TABLE open_items(pid INTEGER, at INTEGER, text TEXT)",
     "CREATE INDEX open_items_pid ON open_items(pid)",
+    "CREATE INDEX open_items_at ON open_items(at)",  # the desk reads the newest first
     "CREATE TABLE docs(id INTEGER PRIMARY KEY, pid INTEGER, kind TEXT, at INTEGER,"
     " important INTEGER)",
     "CREATE INDEX docs_pid ON docs(pid)",
@@ -85,8 +87,9 @@ def _epoch(value: datetime | None) -> int | None:
     return int(value.timestamp()) if value is not None else None
 
 
-@dataclass(frozen=True)
-class Doc:
+class Doc(NamedTuple):
+    # A tuple, not a dataclass: a reindex makes one per entry, and a frozen dataclass is
+    # several times dearer to make.
     kind: str
     at: int | None
     important: bool
@@ -165,11 +168,13 @@ class _Batch:
         self.people.append((pid, *_summary(person)))
         self.open_items += [(pid, _epoch(at), item.text) for at, item in person.open_items()]
         self.aka += [(pid, link.ref) for link in person.aka]
-        for doc in docs_of(person):
-            doc_id = doc_key(doc.at, self.seq)
-            self.seq += 1
-            self.docs.append((doc_id, pid, doc.kind, doc.at, int(doc.important)))
-            self.texts.append((doc_id, doc.body, doc.topics, doc.who))
+        seq = self.seq
+        for kind, at, important, body, topics, who in docs_of(person):
+            doc_id = doc_key(at, seq)
+            seq += 1
+            self.docs.append((doc_id, pid, kind, at, int(important)))
+            self.texts.append((doc_id, body, topics, who))
+        self.seq = seq
         self.files.append((person.platform, person.handle, found.st_size, found.st_mtime_ns,
                            found.st_ino, sha))
 
