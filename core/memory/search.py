@@ -117,8 +117,10 @@ def _run(db: sqlite3.Connection, tokens: list[str], rare: list[str], joiner: str
                 "SELECT rowid FROM docs_fts WHERE docs_fts MATCH ?", (expression,))}
         pool = max(200, 20 * limit)
         ranks: dict[int, float] = {}
+        # FTS5 cuts the best itself when nothing is filtered afterwards (-1: no limit).
+        cut = pool if holding is None and platform is None else -1
         for rowid, rank in db.execute("SELECT rowid, rank FROM docs_fts WHERE docs_fts MATCH ?"
-                                      " ORDER BY rank", (_joined(weighed, joiner),)):
+                                      " ORDER BY rank LIMIT ?", (_joined(weighed, joiner), cut)):
             if holding is None or rowid in holding:
                 ranks[rowid] = rank
                 if platform is None and len(ranks) >= pool:
