@@ -161,3 +161,15 @@ def test_someone_who_tried_to_give_instructions_is_not_someone_to_answer(cli) ->
     assert [line.split(":")[0] for line in section(text, "Mid-conversation")] == ["- x/@talker"]
     [flagged] = [line for line in section(text, "Active now") if "x/@sneaky" in line]
     assert "flags: prompt-injection" in flagged and "not to be answered" in flagged
+
+
+def test_answers_owed_are_the_newest_thirty_newest_first_none_of_someone_blocked(  # type: ignore[no-untyped-def]
+        cli) -> None:
+    # 33 open items, an hour apart, each its own person; the newest is someone do-not-engage.
+    for n in range(33):
+        assert cli("remember", "x", f"p{n:02d}", "--kind", "question", "--they", "q?",
+                   "--at", at(1 + n), "--open", f"answer {n:02d}").code == 0
+    assert cli("dne", "x", "p00", "on").code == 0
+    owed = section(desk(cli), "Answers I owe")
+    assert [line.rsplit(" ", 1)[1] for line in owed] == [f"{n:02d}" for n in range(1, 31)]
+    assert all("x/@p00" not in line for line in owed)

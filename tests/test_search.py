@@ -62,6 +62,52 @@ def test_all_words_then_any_word(cli) -> None:  # type: ignore[no-untyped-def]
     assert hits(cli, "zebra giraffe") == []
 
 
+def _bakers(cli) -> None:  # type: ignore[no-untyped-def]
+    # "bread" in three entries, "rye" in one of them and in one more.
+    for handle, they, day in (("alpha", "bread and rye", "2026-11-01"),
+                              ("bravo", "bread only", "2026-11-20"),
+                              ("carol", "bread again", "2026-11-10"),
+                              ("delta", "rye flour", "2026-10-01")):
+        assert cli("remember", "x", handle, "--kind", "reply", "--they", they,
+                   "--at", f"{day}T10:00:00-05:00").code == 0
+
+
+def test_a_query_of_common_words_only_ranks_its_matches_by_recency(  # type: ignore[no-untyped-def]
+        cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tactful.core.memory import search
+
+    monkeypatch.setattr(search, "RARE", 2)  # "bread" is in 3 documents: common
+    _bakers(cli)
+    found = [h for h in hits(cli, "bread") if h["kind"] == "entry"]
+    assert [h["handle"] for h in found] == ["bravo", "carol", "alpha"]
+    assert {h["relevance"] for h in found} == {1.0}
+
+
+def test_beside_a_rare_word_a_common_word_still_narrows_the_matches(  # type: ignore[no-untyped-def]
+        cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tactful.core.memory import search
+
+    monkeypatch.setattr(search, "RARE", 2)
+    _bakers(cli)
+    found = hits(cli, "bread rye")
+    assert [h["handle"] for h in found] == ["alpha"] and found[0]["relevance"] == 1.0
+    assert "[bread]" in found[0]["snippet"] and "[rye]" in found[0]["snippet"]
+
+
+def test_with_every_word_a_match_of_common_words_only_weighs_nothing(  # type: ignore[no-untyped-def]
+        cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tactful.core.memory import search
+
+    monkeypatch.setattr(search, "RARE", 2)
+    _bakers(cli)
+    # No entry says both: the any-word pass. "rye" alone finds fewer than --limit, so
+    # "bread" takes part, its matches with relevance 0.
+    found = {h["handle"]: h["relevance"] for h in hits(cli, "bread pumpernickel rye")
+             if h["kind"] == "entry"}
+    assert found["alpha"] > 0 and found["delta"] > 0
+    assert found["bravo"] == found["carol"] == 0.0
+
+
 @pytest.mark.parametrize("query", [
     '"', "'", "-", "--", "@", "@@", "***", "()", "a AND", "NEAR(", "x:y", "🙂", "🙂 🙃",
     "don't", "o'reilly-approved", "eval-harness", "a/b/c", '"unbalanced', "NOT", "*", "^",
@@ -100,18 +146,46 @@ def test_deleted_or_corrupt_index_is_rebuilt(cli, home: Path) -> None:  # type: 
     assert hits(cli, "sourdough")
 
 
-def test_hand_edits_reach_the_index(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_file_saved_over_by_hand_is_found_by_the_next_search(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    # An editor that saves by writing a new file and renaming it over the old one (most do):
+    # the folder's mtime moves and the file has a new inode, so no sweep is needed.
+    assert cli("remember", "x", "alpha", "--kind", "reply", "--they", "sourdough").code == 0
+    assert hits(cli, "sourdough")
+    path = home / "people" / "x" / "alpha.md"
+    saved = path.with_name("alpha.md.swp-new")
+    saved.write_text(path.read_text().replace("sourdough", "ciabatta!"))
+    os.replace(saved, path)
+    assert hits(cli, "sourdough") == [] and hits(cli, "ciabatta")
+
+
+def test_a_file_deleted_by_hand_leaves_the_results(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("remember", "x", "alpha", "--kind", "reply", "--they", "sourdough").code == 0
+    assert hits(cli, "sourdough")
+    (home / "people" / "x" / "alpha.md").unlink()
+    assert hits(cli, "sourdough") == []
+
+
+def test_a_file_edited_in_place_by_hand_is_found_once_the_sweep_is_due(  # type: ignore[no-untyped-def]
+        cli, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Written in place, the folder does not change: only a sweep (every SWEEP_EVERY seconds,
+    # docs/search-and-desk.md) stats the file. Here every search is due one.
+    from tactful.core.memory import index
+
+    monkeypatch.setattr(index, "SWEEP_EVERY", 0.0)
     assert cli("remember", "x", "alpha", "--kind", "reply", "--they", "sourdough").code == 0
     assert hits(cli, "sourdough")
     path = home / "people" / "x" / "alpha.md"
     path.write_text(path.read_text().replace("sourdough", "ciabatta!"))
     assert hits(cli, "sourdough") == [] and hits(cli, "ciabatta")
-    path.unlink()
-    assert hits(cli, "ciabatta") == []
 
 
-def test_unchanged_stat_means_the_file_is_not_reread(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
-    # Same size, same mtime, same inode: the index trusts what it has and reads no file.
+def test_unchanged_stat_means_the_file_is_not_reread(  # type: ignore[no-untyped-def]
+        cli, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Same size, same mtime, same inode: the index trusts what it has and reads no file, even
+    # when it stats every one.
+    from tactful.core.memory import index
+
+    monkeypatch.setattr(index, "SWEEP_EVERY", 0.0)
     assert cli("remember", "x", "alpha", "--kind", "reply", "--they", "sourdough").code == 0
     assert hits(cli, "sourdough")
     path = home / "people" / "x" / "alpha.md"

@@ -12,7 +12,7 @@ from tactful.core.cli.context import Context
 from tactful.core.cli.output import emit, iso, plural
 from tactful.core.cli.progress import on_terminal
 from tactful.core.errors import BadInput
-from tactful.core.memory import desk, identity, index
+from tactful.core.memory import desk, index
 from tactful.core.memory import search as searching
 from tactful.core.memory.atomic import read_regular
 from tactful.core.memory.clock import on_screen
@@ -64,10 +64,10 @@ def search(context: Context, args: argparse.Namespace) -> int:
 def reindex(context: Context, args: argparse.Namespace) -> int:
     context.home.require_readable()
     try:
-        identity.rebuild_all(context.home)
         progress = on_terminal("reindex")
         try:
-            skipped = index.rebuild(context.home, context.settings, progress)
+            # The id map from the same reading of the files: each header parsed once.
+            skipped = index.rebuild(context.home, context.settings, progress, ids=True)
         finally:
             if progress is not None:
                 progress.clear()
@@ -84,7 +84,9 @@ def hot(context: Context, args: argparse.Namespace) -> int:
     context.home.require_readable()
     skipped: list[str] = []
     now = context.now()
-    path = desk.regenerate(context.home, context.settings, now, warn=skipped.append)
+    # Every file stat-ed: the desk as it is read sees even an edit made in place by hand.
+    path = desk.regenerate(context.home, context.settings, now, warn=skipped.append,
+                           every_file=True)
     _warn_skipped(skipped)
     text = read_regular(path).decode("utf-8")
     if args.json:

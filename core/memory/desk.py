@@ -10,9 +10,9 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
+from typing import NamedTuple
 
 from tactful.core.memory import index
 from tactful.core.memory.atomic import (
@@ -43,8 +43,8 @@ ACTIVE, MID, OWED = "Active now", "Mid-conversation", "Answers I owe"
 INJECTION_FLAG = "prompt-injection"
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):
+    # A tuple: the desk reads up to thousands of people, and a frozen dataclass is dear to make.
     pid: int
     ref: str
     display_name: str | None
@@ -68,6 +68,9 @@ def sections(db: sqlite3.Connection, now: datetime,
     stamp = now.timestamp()
     blocked = index.blocked_pids(db)
     open_since = stamp - OPEN_MAX_AGE.total_seconds()
+    active_since = stamp - ACTIVE_WINDOW.total_seconds()
+    mid_since = stamp - MID_WINDOW.total_seconds()
+    brand_since = stamp - BRAND_WINDOW.total_seconds()
     # Only who can be on the desk is read (an open item, a flag, seen or spoken lately): the
     # long tail of quiet people stays in SQLite, so the desk costs the same at 10,000 people.
     rows = [Row(r[0], f"{r[1]}/@{r[2]}", *r[3:]) for r in db.execute(
@@ -75,22 +78,28 @@ def sections(db: sqlite3.Connection, now: datetime,
         " spoke_last, spoke_last_at FROM people WHERE dne = 0 AND (flags != ''"
         " OR last_seen >= ? OR (spoke_last = 'inbound' AND spoke_last_at >= ?)"
         " OR pid IN (SELECT pid FROM open_items WHERE at >= ?))",
-        (stamp - ACTIVE_WINDOW.total_seconds(), stamp - MID_WINDOW.total_seconds(),
-         open_since)) if r[0] not in blocked]
-    owed: dict[int, list[tuple[int, str]]] = {}
-    for pid, at, text in db.execute(
-            "SELECT o.pid, o.at, o.text FROM open_items o JOIN people p ON p.pid = o.pid"
-            " WHERE p.dne = 0 AND o.at >= ? ORDER BY o.at DESC", (open_since,)):
-        if pid not in blocked:
-            owed.setdefault(pid, []).append((at, text))
+        (active_since, mid_since, open_since)) if r[0] not in blocked]
+    by_pid = {row.pid: row for row in rows}
+    # How many answers each person is owed (counted in SQLite), and the newest OWED_LIMIT of
+    # them, read newest first and no further (with every item tied with the last one, so the
+    # order among equal times stays the one of the whole list).
+    owed = {pid: count for pid, count in db.execute(
+        "SELECT pid, count(*) FROM open_items WHERE at >= ? GROUP BY pid", (open_since,))
+        if pid in by_pid}
+    newest: list[tuple[int, str, str]] = []
+    for pid, at, text in db.execute("SELECT pid, at, text FROM open_items WHERE at >= ?"
+                                    " ORDER BY at DESC", (open_since,)):
+        if len(newest) >= OWED_LIMIT and at < newest[OWED_LIMIT - 1][0]:
+            break
+        if pid in by_pid:
+            newest.append((at, by_pid[pid].ref, text))
 
     def dropped_brand(row: Row) -> bool:
-        quiet = row.last_seen is None or row.last_seen < stamp - BRAND_WINDOW.total_seconds()
+        quiet = row.last_seen is None or row.last_seen < brand_since
         return row.kind == "brand" and quiet and row.pid not in owed
 
     active = [row for row in rows if not dropped_brand(row) and (
-        row.pid in owed or row.flags
-        or (row.last_seen or 0) >= stamp - ACTIVE_WINDOW.total_seconds())]
+        row.pid in owed or row.flags or (row.last_seen or 0) >= active_since)]
     active.sort(key=lambda r: (r.pid not in owed, -(r.last_seen or 0), r.ref))
     result: dict[str, list[tuple[str, str]]] = {ACTIVE: [], MID: [], OWED: []}
     for row in active[:ACTIVE_LIMIT]:
@@ -98,7 +107,7 @@ def sections(db: sqlite3.Connection, now: datetime,
         name = f" {row.display_name}," if row.display_name else ""
         parts = [f"- {row.ref} ({rung}){name} last seen {_when(row.last_seen, tz)}"]
         if row.pid in owed:
-            parts.append(f"{len(owed[row.pid])} open")
+            parts.append(f"{owed[row.pid]} open")
         if row.flags:
             parts.append(f"flags: {row.flags.replace(',', ', ')}")
         if INJECTION_FLAG in row.flags.split(","):
@@ -108,15 +117,12 @@ def sections(db: sqlite3.Connection, now: datetime,
     # so they are not "mid-conversation": they stay under Active now, with the flag and why.
     mid = [row for row in rows if row.spoke_last == "inbound" and not dropped_brand(row)
            and INJECTION_FLAG not in row.flags.split(",")
-           and (row.spoke_last_at or 0) >= stamp - MID_WINDOW.total_seconds()]
+           and (row.spoke_last_at or 0) >= mid_since]
     mid.sort(key=lambda r: -(r.spoke_last_at or 0))
     for row in mid:
         result[MID].append((row.ref, f"- {row.ref}: they spoke last, "
                                      f"{_when(row.spoke_last_at, tz)}"))
-    by_pid = {row.pid: row for row in rows}
-    items = sorted(((at, by_pid[pid].ref, text) for pid, found in owed.items()
-                    for at, text in found if pid in by_pid), reverse=True)
-    for at, ref, text in items[:OWED_LIMIT]:
+    for at, ref, text in sorted(newest, reverse=True)[:OWED_LIMIT]:
         line = f"- {ref} ({_when(at, tz)}): {text}"
         result[OWED].append((line, line))
     return result
@@ -204,10 +210,13 @@ def after_change(home: Home, settings: MemorySettings, now: datetime) -> Path | 
 
 
 def regenerate(home: Home, settings: MemorySettings, now: datetime, *,
-               warn: Callable[[str], None] | None = None, wait: bool = True) -> Path:
+               warn: Callable[[str], None] | None = None, wait: bool = True,
+               every_file: bool = False) -> Path:
     """Rebuild the desk from the index; `warn` hears of every person file the index skipped
     (one that does not parse, or a FIFO or folder standing where a file should be).
-    `wait=False` raises LockBusy at once when someone else is regenerating it."""
+    `wait=False` raises LockBusy at once when someone else is regenerating it. `every_file`
+    makes the index stat every person file first (`tactful hot`: the desk as it is read must
+    not list someone just marked do-not-engage by hand, even in place)."""
     tz = settings.tz
     desk = home.root / DESK
     lock = _lock(home)
@@ -221,7 +230,7 @@ def regenerate(home: Home, settings: MemorySettings, now: datetime, *,
             with contextlib.suppress(FileNotFoundError):
                 where.unlink()
             where = desk
-            db, skipped = index.open_fresh(home, settings)
+            db, skipped = index.open_fresh(home, settings, every_file=every_file)
             try:
                 found = sections(db, now, tz)
             finally:

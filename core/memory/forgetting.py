@@ -335,8 +335,9 @@ def _forget_account(home: Home, settings: MemorySettings, people: People, platfo
     path = home.person_path(platform, handle)
     ref = f"{platform}/{handle}"
     # Who links to them, found through the index: their own file may not parse, and a link
-    # may be one-sided. Taken before anything is deleted.
-    db, _ = index.open_fresh(home, settings)
+    # may be one-sided. Taken before anything is deleted, with every file stat-ed (a link
+    # written in by hand in place must not be missed).
+    db, _ = index.open_fresh(home, settings, every_file=True)
     try:
         backlinks = set(index.linking_to(db, ref))
     finally:

@@ -1,10 +1,15 @@
 """The search index: SQLite FTS5 over memory, disposable, rebuilt from the files
 (docs/search-and-desk.md).
 
-Files are the truth. The index is updated by the writer after every person write, and checked
-against the files before it is used: a file whose size, mtime or inode differ from what was
-indexed is hashed, and re-read only when its content really changed. A missing, corrupt or
-outdated index is rebuilt into a new file and swapped in; it never writes to a person file.
+Files are the truth. The index is updated by the writer after every person write, and brought
+up to date before it is used without stat-ing every file: the change journal (changes.py) names
+the files tactful wrote, and a platform folder whose mtime moved is listed (names and inodes,
+no stat) to find files made, removed or saved over by hand. Only those files are stat-ed; one
+whose size, mtime or inode differ from what was indexed is hashed, and re-read only when its
+content really changed. Every SWEEP_EVERY seconds, and whenever the journal cannot be trusted,
+every file is stat-ed instead (that is how an edit made in place by hand is seen). A missing,
+corrupt or outdated index is rebuilt into a new file and swapped in; it never writes to a
+person file.
 """
 
 from __future__ import annotations
@@ -14,13 +19,15 @@ import hashlib
 import os
 import sqlite3
 import stat
+import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
+from typing import NamedTuple
 
 from tactful.core.errors import MemoryUnavailable, PersonFileCorrupt
-from tactful.core.memory import personfile
+from tactful.core.memory import changes, identity, personfile
 from tactful.core.memory.atomic import (
     LockBusy,
     NotRegularFile,
@@ -34,9 +41,15 @@ from tactful.core.memory.person import Person
 from tactful.core.memory.settings import MemorySettings
 
 FILE = "index.sqlite"
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "5"
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 WRITER_WAIT = 0.2  # seconds a writer waits for the index before leaving its change to readers
+# How often every person file is stat-ed anyway: the bound on how long an edit made in place by
+# hand (no rename, so no folder mtime moves) can go unseen by search and the desk.
+SWEEP_EVERY = 60.0
+# A folder mtime this close to now is not trusted yet: mtimes are coarse, and a file made in the
+# same tick right after the folder was looked at would leave it unchanged.
+SETTLE_NS = 2_000_000_000
 
 # Ordered, small steps; a different version means "rebuild", never "migrate": the index is
 # disposable, the files are the truth.
@@ -53,9 +66,14 @@ _SCHEMA = (
     "CREATE INDEX aka_ref ON aka(ref)",
     "CREATE TABLE open_items(pid INTEGER, at INTEGER, text TEXT)",
     "CREATE INDEX open_items_pid ON open_items(pid)",
+    "CREATE INDEX open_items_at ON open_items(at)",  # the desk reads the newest first
     "CREATE TABLE docs(id INTEGER PRIMARY KEY, pid INTEGER, kind TEXT, at INTEGER,"
     " important INTEGER)",
     "CREATE INDEX docs_pid ON docs(pid)",
+    # Person files that could not be indexed (they do not parse, or are not regular files):
+    # looked at again on every use, so each search and desk still warns about them.
+    "CREATE TABLE unread(platform TEXT, handle TEXT, PRIMARY KEY(platform, handle))"
+    " WITHOUT ROWID",
     "CREATE VIRTUAL TABLE docs_fts USING fts5(body, topics, who,"
     " tokenize = 'unicode61 remove_diacritics 2')",
 )
@@ -69,8 +87,9 @@ def _epoch(value: datetime | None) -> int | None:
     return int(value.timestamp()) if value is not None else None
 
 
-@dataclass(frozen=True)
-class Doc:
+class Doc(NamedTuple):
+    # A tuple, not a dataclass: a reindex makes one per entry, and a frozen dataclass is
+    # several times dearer to make.
     kind: str
     at: int | None
     important: bool
@@ -108,13 +127,34 @@ def _summary(person: Person) -> tuple[object, ...]:
             person.id)
 
 
+SEQ_BITS = 30
+
+
+def _first(row: tuple[object, ...]) -> int:
+    first = row[0]
+    assert isinstance(first, int)
+    return first
+
+
+def doc_key(at: int | None, seq: int) -> int:
+    """A document's id (its FTS5 rowid): its time in the high bits, a running number below.
+    So FTS5's cheapest order, by rowid, is newest first: search takes its candidates for a very
+    common word from there without ranking every match (search.py). Times are 1970 to 2200
+    (personfile), so the id fits 63 bits; the running number wraps after 2^30 documents, and a
+    clash then fails the insert, which drops the index to be rebuilt (renumbered from 0). A time
+    outside that range (a pin dated by hand) is clamped to it."""
+    when = min(max(at or 0, 0), (1 << 33) - 1)
+    return (when << SEQ_BITS) | (seq & ((1 << SEQ_BITS) - 1))
+
+
 class _Batch:
     """Rows gathered for many people, written with one executemany per table."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
         self.next_pid = (db.execute("SELECT max(pid) FROM people").fetchone()[0] or 0) + 1
-        self.next_doc = (db.execute("SELECT max(id) FROM docs").fetchone()[0] or 0) + 1
+        row = db.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()
+        self.seq = int(row[0]) if row is not None else 0
         self.people: list[tuple[object, ...]] = []
         self.open_items: list[tuple[object, ...]] = []
         self.aka: list[tuple[object, ...]] = []
@@ -128,10 +168,13 @@ class _Batch:
         self.people.append((pid, *_summary(person)))
         self.open_items += [(pid, _epoch(at), item.text) for at, item in person.open_items()]
         self.aka += [(pid, link.ref) for link in person.aka]
-        for doc in docs_of(person):
-            self.docs.append((self.next_doc, pid, doc.kind, doc.at, int(doc.important)))
-            self.texts.append((self.next_doc, doc.body, doc.topics, doc.who))
-            self.next_doc += 1
+        seq = self.seq
+        for kind, at, important, body, topics, who in docs_of(person):
+            doc_id = doc_key(at, seq)
+            seq += 1
+            self.docs.append((doc_id, pid, kind, at, int(important)))
+            self.texts.append((doc_id, body, topics, who))
+        self.seq = seq
         self.files.append((person.platform, person.handle, found.st_size, found.st_mtime_ns,
                            found.st_ino, sha))
 
@@ -142,11 +185,16 @@ class _Batch:
                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", self.people)
         db.executemany("INSERT INTO aka(pid, ref) VALUES (?,?)", self.aka)
         db.executemany("INSERT INTO open_items(pid, at, text) VALUES (?,?,?)", self.open_items)
+        # In id order: FTS5 writes out what it holds in memory whenever an id comes lower than
+        # the one before, and ids are times, not the order people are read in.
+        self.docs.sort(key=_first)
+        self.texts.sort(key=_first)
         db.executemany("INSERT INTO docs(id, pid, kind, at, important) VALUES (?,?,?,?,?)",
                        self.docs)
         db.executemany("INSERT INTO docs_fts(rowid, body, topics, who) VALUES (?,?,?,?)",
                        self.texts)
         db.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?)", self.files)
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('seq', ?)", (str(self.seq),))
         for rows in (self.people, self.open_items, self.aka, self.docs, self.texts, self.files):
             rows.clear()
 
@@ -184,43 +232,67 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _person_files(home: Home,
-                  skipped: list[str]) -> Iterator[tuple[str, str, str, os.stat_result]]:
-    """Every person file with its stat (symlinks followed). A `.md` that is not a regular
-    file (a FIFO, a device, a folder, a dangling link) is never opened: it goes to `skipped`
-    with its path, so a scan warns about it instead of hanging on it or passing it over."""
+@dataclass
+class _Look:
+    """What one look at the person files found besides the files: problems to warn about (and
+    the files they are of, looked at again next time), and each platform folder's mtime."""
+
+    skipped: list[str] = field(default_factory=list)
+    unread: set[tuple[str, str]] = field(default_factory=set)
+    folders: dict[str, int] = field(default_factory=dict)
+
+    def problem(self, platform: str, handle: str, message: str) -> None:
+        self.skipped.append(message)
+        self.unread.add((platform, handle))
+
+    def folder(self, platform: str, found: os.stat_result) -> None:
+        # Not trusted while it may still move within the same tick: -1 makes the next reader
+        # list the folder again.
+        settled = time.time_ns() - found.st_mtime_ns > SETTLE_NS
+        self.folders[platform] = found.st_mtime_ns if settled else -1
+
+
+def _platforms(home: Home) -> list[os.DirEntry[str]]:
     people = home.root / "people"
     try:
-        platforms = sorted(os.scandir(people), key=lambda e: e.name)
+        found = sorted(os.scandir(people), key=lambda e: e.name)
     except (FileNotFoundError, NotADirectoryError):
-        return
+        return []
     except OSError as exc:  # an index of no one would be a lie: refuse instead
         raise MemoryUnavailable(f"cannot list {people}: {exc.strerror or exc}; fix its "
                                 "permissions") from exc
-    for folder in platforms:
-        if folder.name.startswith(".") or not folder.is_dir():
+    return [folder for folder in found if not folder.name.startswith(".") and folder.is_dir()]
+
+
+def _folder_files(folder: os.DirEntry[str],
+                  look: _Look) -> Iterator[tuple[str, str, os.stat_result]]:
+    """Every person file of one platform folder with its stat (symlinks followed). A `.md` that
+    is not a regular file (a FIFO, a device, a folder, a dangling link) is never opened: it is
+    a problem named with its path, so a scan warns about it instead of hanging on it or passing
+    it over. The folder's mtime is taken first: a change after it moves it again."""
+    try:
+        look.folder(folder.name, folder.stat())
+        entries = list(os.scandir(folder.path))
+    except OSError as exc:
+        look.skipped.append(f"{folder.path}: cannot list the folder: {exc.strerror or exc}")
+        look.folders[folder.name] = -1
+        return
+    for entry in entries:
+        name = entry.name
+        if not name.endswith(".md") or name.startswith("."):
             continue
+        # A plain string: a Path per file costs more than the stat.
+        path = entry.path
         try:
-            entries = list(os.scandir(folder.path))
+            found = entry.stat()  # follows a symlink, as reading would
         except OSError as exc:
-            skipped.append(f"{folder.path}: cannot list the folder: {exc.strerror or exc}")
+            look.problem(folder.name, name[:-3], f"{path}: {exc.strerror or exc}")
             continue
-        for entry in entries:
-            if not entry.name.endswith(".md") or entry.name.startswith("."):
-                continue
-            # A plain string: a Path per file costs more than the stat (the catch-up of every
-            # search and desk makes one per person file).
-            path = entry.path
-            try:
-                found = entry.stat()  # follows a symlink, as reading would
-            except OSError as exc:
-                skipped.append(f"{path}: {exc.strerror or exc}")
-                continue
-            if not stat.S_ISREG(found.st_mode):
-                skipped.append(f"{path} is {file_kind(found.st_mode)}, not a regular file; "
-                               "not read (move it away)")
-                continue
-            yield folder.name, entry.name[:-3], path, found
+        if not stat.S_ISREG(found.st_mode):
+            look.problem(folder.name, name[:-3], f"{path} is {file_kind(found.st_mode)}, not a "
+                         "regular file; not read (move it away)")
+            continue
+        yield name[:-3], path, found
 
 
 # --------------------------------------------------------------------------- building
@@ -231,13 +303,17 @@ def _lock(home: Home) -> Path:
     return home.root / ".locks" / "index.lock"
 
 
-def rebuild(home: Home, settings: MemorySettings, progress: Progress | None = None) -> list[str]:
-    """Build a new index from every person file and swap it in; returns the files skipped."""
+def rebuild(home: Home, settings: MemorySettings, progress: Progress | None = None, *,
+            ids: bool = False) -> list[str]:
+    """Build a new index from every person file and swap it in; returns the files skipped.
+    With `ids`, the id map is rebuilt from the same reading of the files (`tactful reindex`):
+    each header is parsed once for both."""
     with locked(_lock(home), what="the index"):
-        return _rebuild(home, settings, progress)
+        return _rebuild(home, settings, progress, ids=ids)
 
 
-def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None) -> list[str]:
+def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None, *,
+             ids: bool = False) -> list[str]:
     target = path_of(home)
     fresh = target.with_name(f".{FILE}.new-{os.getpid()}")
     # Under the lock, every half-built index is a crashed rebuild's (of any process): it holds
@@ -245,8 +321,10 @@ def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None) ->
     for stale in target.parent.glob(f".{FILE}.new-*"):
         with contextlib.suppress(FileNotFoundError):
             stale.unlink()
-    skipped: list[str] = []
-    files = list(_person_files(home, skipped))
+    # Lines appended from here on may be of writes this reading misses: they are kept.
+    since = changes.size(home)
+    look = _Look()
+    folders = _platforms(home)
     db = _connect(fresh)
     try:
         db.execute("PRAGMA journal_mode = OFF")
@@ -256,15 +334,28 @@ def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None) ->
         db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         db.execute("BEGIN")
         batch = _Batch(db)
-        for done, (platform, handle, path, _) in enumerate(files, 1):
-            person, found, sha = _read(path, settings.tz, platform, handle, skipped)
-            if person is not None and found is not None:
-                batch.add(person, found, sha)
-            if done % 500 == 0 or done == len(files):
-                batch.flush()
-                if progress is not None:
-                    progress("files", done, len(files))
+        done = 0
+        for folder in folders:
+            files = list(_folder_files(folder, look))
+            parsed: dict[str, tuple[str | None, list[str]]] = {}
+            for handle, path, _ in files:
+                person, found, sha = _read(path, settings.tz, folder.name, handle, look)
+                if person is not None and found is not None:
+                    batch.add(person, found, sha)
+                    parsed[f"{handle}.md"] = (person.id, [link.ref for link in person.aka])
+                done += 1
+                if done % 500 == 0:
+                    batch.flush()
+                    if progress is not None:
+                        progress("files", done, done + 1)
+            if ids:
+                _ids_from(home, folder.name, look.folders[folder.name], parsed)
         batch.flush()
+        if progress is not None:
+            progress("files", done, done)
+        db.executemany("INSERT INTO unread VALUES (?, ?)", sorted(look.unread))
+        token, offset = changes.reset(home, since)
+        _remember(db, look.folders, token, offset, swept=time.time())
         db.execute("COMMIT")
     except BaseException:
         db.close()
@@ -278,20 +369,47 @@ def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None) ->
         with contextlib.suppress(FileNotFoundError):
             stale.unlink()
     os.replace(fresh, target)
-    return skipped
+    return look.skipped
+
+
+def _ids_from(home: Home, platform: str, mtime: int,
+              parsed: dict[str, tuple[str | None, list[str]]]) -> None:
+    """The platform's id map from the headers just parsed, when no file was made, removed or
+    renamed in its folder since they were listed (its mtime, settled, did not move; tactful's
+    own writes are renames, under the map's lock); otherwise read again under that lock."""
+    with identity.held(home, platform):
+        try:
+            now = home.people(platform).stat().st_mtime_ns
+        except OSError:
+            now = -2
+        if mtime >= 0 and now == mtime:
+            identity.rebuild_from_parsed(home, platform, parsed)
+        else:
+            identity.rebuild_held(home, platform)
+
+
+def _remember(db: sqlite3.Connection, folders: dict[str, int], token: str, offset: int, *,
+              swept: float | None) -> None:
+    """Note where this look left the journal and the folders, for the next one."""
+    db.execute("DELETE FROM meta WHERE key LIKE 'folder:%'")
+    db.executemany("INSERT INTO meta VALUES (?, ?)",
+                   [(f"folder:{platform}", str(mtime)) for platform, mtime in folders.items()])
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('journal', ?)", (f"{token} {offset}",))
+    if swept is not None:
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('swept', ?)", (repr(swept),))
 
 
 def _read(path: str, tz: tzinfo, platform: str, handle: str,
-          skipped: list[str]) -> tuple[Person | None, os.stat_result | None, str]:
+          look: _Look) -> tuple[Person | None, os.stat_result | None, str]:
     try:
         data, found = read_regular_stat(path)
         person = personfile.loads(data.decode("utf-8"), tz, path=path, platform=platform,
                                   handle=handle)
     except (PersonFileCorrupt, NotRegularFile) as exc:
-        skipped.append(str(exc))
+        look.problem(platform, handle, str(exc))
         return None, None, ""
     except (OSError, UnicodeDecodeError) as exc:
-        skipped.append(f"{path}: {exc}")
+        look.problem(platform, handle, f"{path}: {exc}")
         return None, None, ""
     return person, found, _sha(data)
 
@@ -311,9 +429,11 @@ def _usable(target: Path) -> sqlite3.Connection | None:
     return None
 
 
-def open_fresh(home: Home, settings: MemorySettings,
-               progress: Progress | None = None) -> tuple[sqlite3.Connection, list[str]]:
-    """The index, brought up to date with the files first. Returns it and what was skipped."""
+def open_fresh(home: Home, settings: MemorySettings, progress: Progress | None = None, *,
+               every_file: bool = False) -> tuple[sqlite3.Connection, list[str]]:
+    """The index, brought up to date with the files first. Returns it and what was skipped.
+    `every_file` stats every person file, as a sweep does: for a reader that must see an edit
+    made in place by hand at once (the desk when it is read)."""
     home.require_readable()
     target = path_of(home)
     try:
@@ -321,7 +441,7 @@ def open_fresh(home: Home, settings: MemorySettings,
             db = _usable(target)
             if db is not None:
                 try:
-                    return db, _catch_up(db, home, settings)
+                    return db, _catch_up(db, home, settings, every_file=every_file)
                 except sqlite3.DatabaseError:
                     db.close()  # corrupt or unreadable: never trusted, rebuilt below
             skipped = _rebuild(home, settings, progress)
@@ -333,34 +453,161 @@ def open_fresh(home: Home, settings: MemorySettings,
                                 "check the home's permissions and free space") from exc
 
 
-def _catch_up(db: sqlite3.Connection, home: Home, settings: MemorySettings) -> list[str]:
-    """Re-read only files that changed behind the index; drop those that are gone."""
-    known = {(p, h): (size, mtime, inode, sha) for p, h, size, mtime, inode, sha
-             in db.execute("SELECT platform, handle, size, mtime_ns, inode, sha FROM files")}
-    skipped: list[str] = []
+# One change to apply: the person as read (None: only the stat moved, or the file is gone).
+_Change = tuple[str, str, Person | None, os.stat_result | None, str]
+
+
+def _catch_up(db: sqlite3.Connection, home: Home, settings: MemorySettings, *,
+              every_file: bool = False) -> list[str]:
+    """Re-read only files that changed behind the index; drop those that are gone. Which files
+    to look at: those the journal names, those of folders whose mtime moved whose inode or
+    name differ from the index's, and those that could not be indexed last time; or every
+    file, when the journal cannot be trusted or the last such sweep is SWEEP_EVERY old."""
+    meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('journal', 'swept')"))
+    token, _, offset = meta.get("journal", "").partition(" ")
+    read = changes.read_since(home, token or None, int(offset) if offset.isdigit() else 0)
+    if not read.token:  # no journal (or not a journal): start one; lines appended meanwhile stay
+        token, start = changes.reset(home, read.offset)
+        read = changes.Read(token, start, read.written, complete=False)
+    elif read.offset > changes.RESET_AFTER and read.complete:
+        token, start = changes.reset(home, read.offset)
+        read = changes.Read(token, start, read.written, complete=True)
+    since = time.time() - float(meta.get("swept", "0"))
+    if every_file or not read.complete or not 0 <= since < SWEEP_EVERY:
+        return _sweep(db, home, settings, read)
+    return _look_at_changes(db, home, settings, read)
+
+
+def _sweep(db: sqlite3.Connection, home: Home, settings: MemorySettings,
+           read: changes.Read) -> list[str]:
+    """Stat every person file; look closer only at those whose stat moved."""
+    known = {(p, h): (size, mtime, inode) for p, h, size, mtime, inode
+             in db.execute("SELECT platform, handle, size, mtime_ns, inode FROM files")}
+    look = _Look()
     seen = set()
-    changes: list[tuple[str, str, Person | None, os.stat_result | None, str]] = []
-    for platform, handle, path, found in _person_files(home, skipped):
-        seen.add((platform, handle))
-        old = known.get((platform, handle))
-        if old is not None and old[:3] == (found.st_size, found.st_mtime_ns, found.st_ino):
+    wanted: list[tuple[str, str, str, os.stat_result]] = []
+    for folder in _platforms(home):
+        platform = folder.name
+        for handle, path, found in _folder_files(folder, look):
+            key = (platform, handle)
+            seen.add(key)
+            if known.get(key) != (found.st_size, found.st_mtime_ns, found.st_ino):
+                wanted.append((platform, handle, path, found))
+    found_changes = _changes(db, settings, wanted, look)
+    gone = [key for key in known if key not in seen]
+    _apply(db, found_changes, gone, look, read, swept=time.time())
+    return look.skipped
+
+
+def _look_at_changes(db: sqlite3.Connection, home: Home, settings: MemorySettings,
+                     read: changes.Read) -> list[str]:
+    """Stat only the files the journal names, the files of folders whose mtime moved whose
+    name or inode differ from what was indexed, and those not indexed last time."""
+    look = _Look()
+    recorded = dict(db.execute("SELECT substr(key, 8), value FROM meta"
+                               " WHERE key LIKE 'folder:%'"))
+    wanted = set(read.written)
+    wanted.update(db.execute("SELECT platform, handle FROM unread"))
+    gone: set[tuple[str, str]] = set()
+    folders = _platforms(home)
+    for folder in folders:
+        platform = folder.name
+        try:
+            found = folder.stat()
+        except OSError:
+            look.folders[platform] = -1
             continue
-        if old is not None:
+        if recorded.get(platform) == str(found.st_mtime_ns):
+            look.folders[platform] = found.st_mtime_ns
+            continue
+        look.folder(platform, found)
+        # Made, removed or saved over (a new inode) since the last look: listing the folder
+        # says which, without a stat per file.
+        inodes = dict(db.execute("SELECT handle, inode FROM files WHERE platform = ?",
+                                 (platform,)))
+        try:
+            entries = list(os.scandir(folder.path))
+        except OSError as exc:
+            look.skipped.append(f"{folder.path}: cannot list the folder: {exc.strerror or exc}")
+            look.folders[platform] = -1
+            continue
+        present = set()
+        for entry in entries:
+            name = entry.name
+            if not name.endswith(".md") or name.startswith("."):
+                continue
+            handle = name[:-3]
+            present.add(handle)
+            if inodes.get(handle) != entry.inode():  # a symlink's own inode: always looked at
+                wanted.add((platform, handle))
+        gone.update((platform, handle) for handle in inodes if handle not in present)
+    listed = {folder.name for folder in folders}
+    for (platform,) in db.execute("SELECT DISTINCT platform FROM files").fetchall():
+        if platform not in listed:  # the whole folder went (or is hidden now)
+            gone.update(db.execute("SELECT platform, handle FROM files WHERE platform = ?",
+                                   (platform,)))
+    stats: list[tuple[str, str, str, os.stat_result]] = []
+    people = home.root / "people"
+    for platform, handle in sorted(wanted - gone):
+        path = str(people / platform / f"{handle}.md")
+        try:
+            found = Path(path).stat()
+        except FileNotFoundError:
+            gone.add((platform, handle))
+            continue
+        except OSError as exc:
+            look.problem(platform, handle, f"{path}: {exc.strerror or exc}")
+            continue
+        if not stat.S_ISREG(found.st_mode):
+            look.problem(platform, handle, f"{path} is {file_kind(found.st_mode)}, not a "
+                         "regular file; not read (move it away)")
+            continue
+        row = db.execute("SELECT size, mtime_ns, inode FROM files WHERE platform = ? AND"
+                         " handle = ?", (platform, handle)).fetchone()
+        if row != (found.st_size, found.st_mtime_ns, found.st_ino):
+            stats.append((platform, handle, path, found))
+    found_changes = _changes(db, settings, stats, look)
+    _apply(db, found_changes, sorted(gone), look, read, swept=None)
+    return look.skipped
+
+
+def _changes(db: sqlite3.Connection, settings: MemorySettings,
+             wanted: list[tuple[str, str, str, os.stat_result]], look: _Look) -> list[_Change]:
+    """Of files whose stat moved: those whose content is the same only have their stat noted;
+    the others are read."""
+    found: list[_Change] = []
+    for platform, handle, path, _ in wanted:
+        row = db.execute("SELECT sha FROM files WHERE platform = ? AND handle = ?",
+                         (platform, handle)).fetchone()
+        if row is not None:
             try:
-                data, found = read_regular_stat(path)
+                data, fresh = read_regular_stat(path)
             except (OSError, NotRegularFile):
                 continue
-            if _sha(data) == old[3]:
-                changes.append((platform, handle, None, found, old[3]))
+            if _sha(data) == row[0]:
+                found.append((platform, handle, None, fresh, row[0]))
                 continue
-        person, fresh_stat, sha = _read(path, settings.tz, platform, handle, skipped)
-        changes.append((platform, handle, person, fresh_stat, sha))
-    gone = [key for key in known if key not in seen]
-    if not changes and not gone:
-        return skipped
+        person, fresh_stat, sha = _read(path, settings.tz, platform, handle, look)
+        found.append((platform, handle, person, fresh_stat, sha))
+    return found
+
+
+def _apply(db: sqlite3.Connection, found: list[_Change], gone: Iterable[tuple[str, str]],
+           look: _Look, read: changes.Read, *, swept: float | None) -> None:
+    gone = list(gone)
+    # Every file not indexed last time was looked at again: what is unread now is what this
+    # look found a problem with.
+    unread = look.unread
+    before = {(p, h) for p, h in db.execute("SELECT platform, handle FROM unread")}
+    recorded = dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'folder:%'"
+                               " OR key = 'journal'"))
+    wanted = {f"folder:{p}": str(m) for p, m in look.folders.items()}
+    wanted["journal"] = f"{read.token} {read.offset}"
+    if not found and not gone and unread == before and wanted == recorded and swept is None:
+        return
     db.execute("BEGIN IMMEDIATE")
     try:
-        for platform, handle, person, file_stat, sha in changes:
+        for platform, handle, person, file_stat, sha in found:
             if person is not None and file_stat is not None:
                 _put(db, person, file_stat, sha)
             elif file_stat is not None and sha:
@@ -372,11 +619,14 @@ def _catch_up(db: sqlite3.Connection, home: Home, settings: MemorySettings) -> l
                 _drop(db, platform, handle)
         for platform, handle in gone:
             _drop(db, platform, handle)
+        if unread != before:
+            db.execute("DELETE FROM unread")
+            db.executemany("INSERT INTO unread VALUES (?, ?)", sorted(unread))
+        _remember(db, look.folders, read.token, read.offset, swept=swept)
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
         raise
-    return skipped
 
 
 def update_person(home: Home, person: Person, text: str, written: os.stat_result) -> None:
