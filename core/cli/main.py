@@ -112,7 +112,37 @@ def _json(sub: argparse.ArgumentParser) -> None:
                      help="print one JSON object instead (times in ISO 8601; docs/cli.md)")
 
 
-def build_parser() -> _Parser:
+class _Builder:
+    """What each command's description adds itself to: the `COMMAND` group of the top parser,
+    and the options every command takes."""
+
+    def __init__(self, commands: Any, common: argparse.ArgumentParser) -> None:
+        self.commands, self.common = commands, common
+
+    def command(self, name: str, target: str, help_text: str) -> argparse.ArgumentParser:
+        sub: argparse.ArgumentParser = self.commands.add_parser(
+            name, parents=[self.common], help=help_text, description=help_text)
+        sub.set_defaults(target=target)
+        return sub
+
+    def actions_of(self, sub: argparse.ArgumentParser) -> Any:
+        actions = sub.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser,
+                                     help="what to do")
+        actions.required = True
+        return actions
+
+    def action(self, actions: Any, name: str, target: str,
+               help_text: str) -> argparse.ArgumentParser:
+        sub: argparse.ArgumentParser = actions.add_parser(
+            name, parents=[self.common], help=help_text, description=help_text)
+        sub.set_defaults(target=target)
+        return sub
+
+
+def build_parser(only: str | None = None) -> _Parser:
+    """The command line's parser. With `only`, a built-in command's name, that command alone
+    is described: argparse builds every sub-parser it is given (with a gettext look-up per
+    string), and describing all of them cost `tactful check` more than its own work."""
     common = _globals()
     parser = _Parser(prog="tactful", parents=[common],
                      description="Memory and manners for a persona on social platforms.",
@@ -124,39 +154,37 @@ def build_parser() -> _Parser:
     commands.required = True
     parser.set_defaults(plugin_run=None, parser=parser)
     parser.commands, parser.common = commands, common
+    builder = _Builder(commands, common)
+    for name, describe in _COMMANDS.items():
+        if only is None or only == name:
+            describe(builder)
+    _own_parser(parser)
+    return parser
 
-    def command(name: str, target: str, help_text: str) -> argparse.ArgumentParser:
-        sub: argparse.ArgumentParser = commands.add_parser(
-            name, parents=[common], help=help_text, description=help_text)
-        sub.set_defaults(target=target)
-        return sub
 
-    def actions_of(sub: argparse.ArgumentParser) -> Any:
-        actions = sub.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser,
-                                     help="what to do")
-        actions.required = True
-        return actions
+_READING, _WRITING = "tactful.core.cli.reading", "tactful.core.cli.writing"
+_LOGS, _SEARCH = "tactful.core.cli.log_commands", "tactful.core.cli.search_commands"
+_CREDENTIALS, _ROUTINES = "tactful.core.cli.credentials", "tactful.core.cli.routines"
 
-    def action(actions: Any, name: str, target: str, help_text: str) -> argparse.ArgumentParser:
-        sub: argparse.ArgumentParser = actions.add_parser(
-            name, parents=[common], help=help_text, description=help_text)
-        sub.set_defaults(target=target)
-        return sub
 
-    reading, writing = "tactful.core.cli.reading", "tactful.core.cli.writing"
-    sub = command("check", f"{reading}:check",
-                  "may these accounts be touched? exit 3 do-not-engage, 4 memory unavailable")
+def _check(b: _Builder) -> None:
+    sub = b.command("check", f"{_READING}:check",
+                    "may these accounts be touched? exit 3 do-not-engage, 4 memory unavailable")
     _platform(sub)
     sub.add_argument("handles", nargs="+", metavar="HANDLE", help="one or more handles")
     sub.add_argument("--id", help="the account's stable platform id (one handle only)")
     _json(sub)
 
-    sub = command("card", f"{reading}:card", "the card to read before replying to someone")
+
+def _card(b: _Builder) -> None:
+    sub = b.command("card", f"{_READING}:card", "the card to read before replying to someone")
     _person(sub)
     sub.add_argument("--id", help="the account's stable platform id, if known")
     _json(sub)
 
-    sub = command("remember", f"{writing}:remember", "record one interaction")
+
+def _remember(b: _Builder) -> None:
+    sub = b.command("remember", f"{_WRITING}:remember", "record one interaction")
     _person(sub)
     sub.add_argument("--kind", required=True, metavar="K",
                      help="reply, mention, quote, question, follow, like, dm, post or collab")
@@ -177,34 +205,48 @@ def build_parser() -> _Parser:
     sub.add_argument("--display-name", metavar="N", help="the name they show")
     sub.add_argument("--id", metavar="ID", help="their stable platform id")
 
-    sub = command("pin", f"{writing}:pin", "pin something they or I said")
+
+def _pin(b: _Builder) -> None:
+    sub = b.command("pin", f"{_WRITING}:pin", "pin something they or I said")
     _person(sub)
     sub.add_argument("text", help="what to pin")
     sub.add_argument("--by", required=True, choices=("them", "me"), help="who said it")
 
-    sub = command("unpin", f"{writing}:unpin", "remove pin N")
+
+def _unpin(b: _Builder) -> None:
+    sub = b.command("unpin", f"{_WRITING}:unpin", "remove pin N")
     _person(sub)
     sub.add_argument("number", type=int, metavar="N", help="the pin's number on the card")
 
-    sub = command("resolve", f"{writing}:resolve", "mark open thread N resolved (never erased)")
+
+def _resolve(b: _Builder) -> None:
+    sub = b.command("resolve", f"{_WRITING}:resolve", "mark open thread N resolved (never erased)")
     _person(sub)
     sub.add_argument("number", type=int, metavar="N", help="the open thread's number on the card")
 
-    sub = command("flag", f"{writing}:flag", "add a flag to a person")
+
+def _flag(b: _Builder) -> None:
+    sub = b.command("flag", f"{_WRITING}:flag", "add a flag to a person")
     _person(sub)
     sub.add_argument("name", help="the flag, a lower-case word such as spam-signals")
     sub.add_argument("--reason", metavar="T", help="why, for the card")
 
-    sub = command("unflag", f"{writing}:unflag", "remove a flag")
+
+def _unflag(b: _Builder) -> None:
+    sub = b.command("unflag", f"{_WRITING}:unflag", "remove a flag")
     _person(sub)
     sub.add_argument("name", help="the flag to remove")
 
-    sub = command("dne", f"{writing}:dne", "turn do-not-engage on or off")
+
+def _dne(b: _Builder) -> None:
+    sub = b.command("dne", f"{_WRITING}:dne", "turn do-not-engage on or off")
     _person(sub)
     sub.add_argument("state", choices=("on", "off"), help="on or off")
     sub.add_argument("--reason", metavar="T", help="why, for the card")
 
-    sub = command("set", f"{writing}:set_", "set fixed facts: kind, collaborator, name, id")
+
+def _set(b: _Builder) -> None:
+    sub = b.command("set", f"{_WRITING}:set_", "set fixed facts: kind, collaborator, name, id")
     _person(sub)
     sub.add_argument("--kind", choices=("person", "owner", "bot", "brand"),
                      help="what the account is")
@@ -216,43 +258,63 @@ def build_parser() -> _Parser:
     sub.add_argument("--display-name", metavar="N", help="the name they show")
     sub.add_argument("--id", metavar="ID", help="their stable platform id")
 
-    sub = command("link", f"{writing}:link", "link two accounts as one person, with public proof")
+
+def _link(b: _Builder) -> None:
+    sub = b.command("link", f"{_WRITING}:link",
+                    "link two accounts as one person, with public proof")
     sub.add_argument("first", metavar="PLATFORM:HANDLE", help=f"one account ({_PLATFORMS})")
     sub.add_argument("second", metavar="PLATFORM:HANDLE", help="the other account")
     sub.add_argument("--proof", required=True, metavar="URL",
                      help="a public page that shows both accounts are one person")
 
-    sub = command("export", f"{reading}:export", "print everything held about one person")
+
+def _export(b: _Builder) -> None:
+    sub = b.command("export", f"{_READING}:export", "print everything held about one person")
     _person(sub)
 
-    logs = "tactful.core.cli.log_commands"
-    sub = command("journal", f"{logs}:journal", "add a dated note or post of mine to the journal")
+
+def _journal(b: _Builder) -> None:
+    sub = b.command("journal", f"{_LOGS}:journal",
+                    "add a dated note or post of mine to the journal")
     sub.add_argument("text", help="the note, or what I posted")
     sub.add_argument("--link", metavar="URL", help="the post's public address")
     sub.add_argument("--at", metavar="ISO", help="when (default: now)")
 
-    sub = command("sync-log", f"{logs}:sync_log",
-                  "carry every engagement-log event into person files and the journal")
+
+def _sync_log(b: _Builder) -> None:
+    sub = b.command("sync-log", f"{_LOGS}:sync_log",
+                    "carry every engagement-log event into person files and the journal")
     sub.add_argument("--log", metavar="FILE", help="the log to read (default: the home's)")
 
-    search = "tactful.core.cli.search_commands"
-    sub = command("search", f"{search}:search", "full-text search over memory")
+
+def _search(b: _Builder) -> None:
+    sub = b.command("search", f"{_SEARCH}:search", "full-text search over memory")
     sub.add_argument("query", help="words to find (all of them first, then any)")
     sub.add_argument("--platform", help=f"only this platform: {_PLATFORMS}")
     sub.add_argument("--limit", type=int, default=10, help="at most this many results (1-1000)")
     _json(sub)
-    command("reindex", f"{search}:reindex", "rebuild the search index from the files")
-    _json(command("hot", f"{search}:hot", "regenerate the desk (hot.md) and print it"))
 
-    sub = command("forget", "tactful.core.cli.forget:forget",
-                  "erase everything held about a person, and keep them forgotten")
+
+def _reindex(b: _Builder) -> None:
+    b.command("reindex", f"{_SEARCH}:reindex", "rebuild the search index from the files")
+
+
+def _hot(b: _Builder) -> None:
+    _json(b.command("hot", f"{_SEARCH}:hot", "regenerate the desk (hot.md) and print it"))
+
+
+def _forget(b: _Builder) -> None:
+    sub = b.command("forget", "tactful.core.cli.forget:forget",
+                    "erase everything held about a person, and keep them forgotten")
     _person(sub)
     sub.add_argument("--keep-dne", action="store_true",
                      help="keep a minimal file that says do_not_engage and nothing else")
 
-    sub = command("send", "tactful.core.cli.sending:send",
-                  "post through the guarded pipeline: exit 3 do-not-engage, 4 memory "
-                  "unavailable, 5 refused (already replied, bot thread, quota)")
+
+def _send(b: _Builder) -> None:
+    sub = b.command("send", "tactful.core.cli.sending:send",
+                    "post through the guarded pipeline: exit 3 do-not-engage, 4 memory "
+                    "unavailable, 5 refused (already replied, bot thread, quota)")
     _platform(sub, memory=False)
     sub.add_argument("--text", required=True,
                      help="the exact text to post; - reads it from standard input")
@@ -272,16 +334,17 @@ def build_parser() -> _Parser:
                      help="send even though the ledger has this send pending or sent")
     _json(sub)
 
-    creds_module = "tactful.core.cli.credentials"
-    actions = actions_of(command("credentials", "", "store, check, list or delete credentials "
-                                 "in the keyring (never their values on screen)"))
+
+def _credentials(b: _Builder) -> None:
+    actions = b.actions_of(b.command("credentials", "", "store, check, list or delete credentials "
+                                     "in the keyring (never their values on screen)"))
     for name, function, help_text in (
             ("set", "set_", "store one field, read from a prompt or stdin"),
             ("check", "check", "say which fields are stored, never their values; with no "
              "platform, every configured platform and responder"),
             ("list", "list_", "the fields stored per platform and responder, never values"),
             ("delete", "delete", "remove one stored field")):
-        creds = action(actions, name, f"{creds_module}:{function}", help_text)
+        creds = b.action(actions, name, f"{_CREDENTIALS}:{function}", help_text)
         optional = name in ("check", "list")
         creds.add_argument("platform", metavar="PLATFORM", nargs="?" if optional else None,
                            help=f"one of: {_PLATFORMS}, or responder (an openai responder's key)"
@@ -294,10 +357,11 @@ def build_parser() -> _Parser:
         if optional:
             _json(creds)
 
-    routines = "tactful.core.cli.routines"
-    actions = actions_of(command("routine", "", "list the routines, or run one now"))
-    _json(action(actions, "list", f"{routines}:list_", "every routine and its schedule"))
-    once = action(actions, "run", f"{routines}:run_now", "run one routine now")
+
+def _routine(b: _Builder) -> None:
+    actions = b.actions_of(b.command("routine", "", "list the routines, or run one now"))
+    _json(b.action(actions, "list", f"{_ROUTINES}:list_", "every routine and its schedule"))
+    once = b.action(actions, "run", f"{_ROUTINES}:run_now", "run one routine now")
     once.add_argument("name", help="the routine's name under routines in the config")
     looks = once.add_mutually_exclusive_group()
     looks.add_argument("--dry-run", action="store_true",
@@ -309,50 +373,96 @@ def build_parser() -> _Parser:
                       help="answer only this account (repeat for more): a batch named by hand, "
                       "so a do-not-engage account here stops it with exit 3 before any key")
     _json(once)
-    command("run", "tactful.core.cli.run:run",
-            "run every routine on its schedule, and what plugins add to the run (a "
-            "platform's companion, in companion mode), until SIGTERM or Ctrl-C")
 
-    sub = command("companion", "", "the companion on a chat platform, for its operator")
+
+def _run(b: _Builder) -> None:
+    b.command("run", "tactful.core.cli.run:run",
+              "run every routine on its schedule, and what plugins add to the run (a "
+              "platform's companion, in companion mode), until SIGTERM or Ctrl-C")
+
+
+def _companion(b: _Builder) -> None:
+    sub = b.command("companion", "", "the companion on a chat platform, for its operator")
     actions = sub.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser)
     actions.required = True
-    stats = actions.add_parser("stats", parents=[common],
+    stats = actions.add_parser("stats", parents=[b.common],
                                help="counts, health and neutral summaries; never chat text")
     stats.set_defaults(target="tactful.core.cli.companion:stats")
     stats.add_argument("--summaries", type=int, default=10, metavar="N",
                        help="how many of the latest neutral summaries to show")
-    now = actions.add_parser("pass", parents=[common],
+    now = actions.add_parser("pass", parents=[b.common],
                              help="run the memory pass now: rewrite the notes of quiet chats")
     now.set_defaults(target="tactful.core.cli.companion:memory_pass")
     now.add_argument("--bot", metavar="NAME", help="only this bot (default: every bot)")
 
-    actions = actions_of(command("config", "", "check the configuration file"))
-    _json(action(actions, "check", "tactful.core.cli.config_commands:check",
-                 "load the config and report errors with file and line"))
 
-    sub = command("doctor", "tactful.core.cli.doctor:doctor",
-                  "check the config, the plugins, the memory home and the credentials; "
-                  "with --reach, that each configured base_url answers")
+def _config(b: _Builder) -> None:
+    actions = b.actions_of(b.command("config", "", "check the configuration file"))
+    _json(b.action(actions, "check", "tactful.core.cli.config_commands:check",
+                   "load the config and report errors with file and line"))
+
+
+def _doctor(b: _Builder) -> None:
+    sub = b.command("doctor", "tactful.core.cli.doctor:doctor",
+                    "check the config, the plugins, the memory home and the credentials; "
+                    "with --reach, that each configured base_url answers")
     sub.add_argument("--reach", action="store_true",
                      help="also make one request to each configured base_url")
     _json(sub)
 
-    sub = command("init", "tactful.core.cli.init_command:init",
-                  "write a commented starter config (never over an existing file)")
+
+def _init(b: _Builder) -> None:
+    sub = b.command("init", "tactful.core.cli.init_command:init",
+                    "write a commented starter config (never over an existing file)")
     sub.add_argument("path", nargs="?", default="tactful.yaml", metavar="FILE",
                      help="where to write it (default: ./tactful.yaml)")
 
-    sub = command("plugins", "tactful.core.cli.plugins_command:plugins",
-                  "the plugins tactful found: where each comes from, whether it loaded, and "
-                  "what it registers (exit 4 when one failed to load)")
+
+def _plugins(b: _Builder) -> None:
+    sub = b.command("plugins", "tactful.core.cli.plugins_command:plugins",
+                    "the plugins tactful found: where each comes from, whether it loaded, and "
+                    "what it registers (exit 4 when one failed to load)")
     _json(sub)
 
-    sub = command("demo", "tactful.core.cli.demo:run",
-                  "the whole loop on every platform's local emulator, in a throwaway home: no "
-                  "credentials, nothing leaves 127.0.0.1")
+
+def _demo(b: _Builder) -> None:
+    sub = b.command("demo", "tactful.core.cli.demo:run",
+                    "the whole loop on every platform's local emulator, in a throwaway home: no "
+                    "credentials, nothing leaves 127.0.0.1")
     sub.add_argument("--keep", action="store_true", help="keep the throwaway home and say where")
-    _own_parser(parser)
-    return parser
+
+# Every built-in command, in the order `tactful --help` lists them.
+_COMMANDS: dict[str, Callable[[_Builder], None]] = {
+    "check": _check,
+    "card": _card,
+    "remember": _remember,
+    "pin": _pin,
+    "unpin": _unpin,
+    "resolve": _resolve,
+    "flag": _flag,
+    "unflag": _unflag,
+    "dne": _dne,
+    "set": _set,
+    "link": _link,
+    "export": _export,
+    "journal": _journal,
+    "sync-log": _sync_log,
+    "search": _search,
+    "reindex": _reindex,
+    "hot": _hot,
+    "forget": _forget,
+    "send": _send,
+    "credentials": _credentials,
+    "routine": _routine,
+    "run": _run,
+    "companion": _companion,
+    "config": _config,
+    "doctor": _doctor,
+    "init": _init,
+    "plugins": _plugins,
+    "demo": _demo,
+}
+
 
 
 def _own_parser(parser: argparse.ArgumentParser) -> None:
@@ -407,12 +517,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args_list
     try:
-        parser = build_parser()
         if not args_list:
-            parser.print_help()  # bare `tactful`: what it can do, as gh and llm show it
+            build_parser().print_help()  # bare `tactful`: what it can do, as gh and llm show it
             return 0
         named = _named_command(args_list)
-        if named is not None and named not in parser.commands.choices:
+        # A built-in command: its parser alone. Anything else (a plugin's command, a typo,
+        # `--version`, top-level help): every command, so help and errors list them all.
+        parser = build_parser(named if named in _COMMANDS else None)
+        if named is not None and named not in _COMMANDS:
             _add_plugin_commands(parser, args_list)
         args, extras = parser.parse_known_args(args_list)
         if extras:
