@@ -116,7 +116,7 @@ class _Builder:
     """What each command's description adds itself to: the `COMMAND` group of the top parser,
     and the options every command takes."""
 
-    def __init__(self, commands: Any, common: argparse.ArgumentParser) -> None:
+    def __init__(self, commands: Any, common: _Parser) -> None:
         self.commands, self.common = commands, common
 
     def command(self, name: str, target: str, help_text: str) -> argparse.ArgumentParser:

@@ -16,8 +16,9 @@ next place or the defaults. So is a dangling symlink at ./tactful.yaml or in the
 The user folder is read from the process environment, as platformdirs reads it (the `environ`
 argument covers $TACTFUL_CONFIG only), and is never created.
 
-yaml is imported only once a file is found, and platformdirs only once the first three places
-found nothing: `tactful check` without a config file stays fast.
+yaml, the schema and even the classes of the values are imported only once a file is found,
+and platformdirs only once the first three places found nothing: `tactful check` without a
+config file stays fast (and with one it may not need them at all: view.py).
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from .values import Config
+if TYPE_CHECKING:
+    from .values import Config
 
 ENV_VAR = "TACTFUL_CONFIG"
 DEFAULT_NAME = "tactful.yaml"
@@ -53,11 +55,21 @@ def load_config(
     """
     choice = _choose(path, os.environ if environ is None else environ, cwd)
     if choice is None:
+        from .values import Config
+
         return Config()
     # The schema and the YAML reader only once there is a file to read: `check` stays fast.
     from .reading import read_file
 
     return read_file(choice.path, choice.shown, choice.missing_hint)
+
+
+def config_file(path: Path | None = None, *, environ: Mapping[str, str] | None = None,
+                cwd: Path | None = None) -> Path | None:
+    """The file `load_config` would read (absolute), or None when it would use the defaults;
+    whether it exists and loads is `load_config`'s to say."""
+    choice = _choose(path, os.environ if environ is None else environ, cwd)
+    return None if choice is None else choice.path
 
 
 def user_config_file() -> Path | None:
