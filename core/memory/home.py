@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -39,6 +38,8 @@ class Home:
     def person_lock(self, platform: str, handle: str) -> Path:
         # Named by a hash, so the lock file (which must outlive a forgotten person: removing a
         # lock another process may be waiting on would let two writers in) names no one.
+        import hashlib  # only writers lock a person: `check` and `card` never load OpenSSL
+
         digest = hashlib.sha256(f"{platform}/{handle}".encode()).hexdigest()[:32]
         return self.root / ".locks" / "people" / platform / f"{digest}.lock"
 
