@@ -153,3 +153,62 @@ def test_check_with_an_unchanged_config_reads_the_copy_not_the_schema(
     assert run() == "0 False True"
     config.write_text("persona:\n  timezone: Asia/Seoul\n", encoding="utf-8")
     assert run() == "0 True True"
+
+
+# ---- where the user's own config file goes, asked of platformdirs once per circumstance --------
+
+def user_file(folder: Path, zone: str) -> None:
+    (folder / "tactful").mkdir(parents=True, exist_ok=True)
+    (folder / "tactful" / "tactful.yaml").write_text(f"persona:\n  timezone: {zone}\n",
+                                                     encoding="utf-8")
+
+
+def zone_of_check(cli, home: Path) -> str:  # type: ignore[no-untyped-def]
+    result = cli("--home", str(home), "check", "x", "ada", "--json")
+    assert result.code == 0, result.err
+    return str(json.loads(result.out)["results"][0]["last_seen"])[-6:]
+
+
+@pytest.mark.usefixtures("person")
+def test_a_user_config_file_made_after_the_folder_was_kept_is_read(
+        cli, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-a"))
+    assert zone_of_check(cli, home) == "-04:00"  # no file: the defaults (New York)
+    assert (home / ".cache" / "config" / "user-folder.json").exists()
+    user_file(tmp_path / "config-a", "Asia/Tokyo")
+    assert zone_of_check(cli, home) == "+09:00"
+
+
+@pytest.mark.usefixtures("person")
+def test_the_user_config_folder_is_asked_again_when_the_environment_changes(
+        cli, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    user_file(tmp_path / "config-a", "Asia/Tokyo")
+    user_file(tmp_path / "config-b", "Europe/Amsterdam")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-a"))
+    assert zone_of_check(cli, home) == "+09:00"
+    assert zone_of_check(cli, home) == "+09:00"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-b"))
+    assert zone_of_check(cli, home) == "+01:00"
+    monkeypatch.setenv("SOME_OTHER_VARIABLE", "1")  # any change at all: asked again
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-a"))
+    assert zone_of_check(cli, home) == "+09:00"
+
+
+@pytest.mark.usefixtures("person")
+def test_the_kept_user_folder_holds_no_word_of_the_environment(
+        cli, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("SOME_API_TOKEN", "sk-not-a-real-token-4242")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-a"))
+    assert zone_of_check(cli, home) == "-04:00"
+    kept = (home / ".cache" / "config" / "user-folder.json").read_text(encoding="utf-8")
+    assert "sk-not-a-real-token-4242" not in kept and "SOME_API_TOKEN" not in kept
+
+
+@pytest.mark.usefixtures("person")
+def test_without_an_absolute_home_directory_the_user_folder_is_not_kept(
+        cli, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("HOME", "relative/home")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-a"))
+    user_file(tmp_path / "config-a", "Asia/Tokyo")
+    assert zone_of_check(cli, home) == "+09:00"
+    assert not (home / ".cache" / "config" / "user-folder.json").exists()

@@ -28,12 +28,14 @@ class Context(App):
 
     @cached_property
     def settings(self) -> MemorySettings:
-        from tactful.core.config import view
-        from tactful.core.config.loader import config_file
+        from tactful.core.config import loader, view
 
         named = self._named_home()
-        path = config_file(Path(self.config_arg) if self.config_arg else None,
-                           environ=self.environ)
+        def user_file() -> Path | None:  # where the user's own config goes, kept in the home
+            return loader.user_config_file() if named is None else view.user_config_file(named)
+
+        path = loader.config_file(Path(self.config_arg) if self.config_arg else None,
+                                  environ=self.environ, user_file=user_file)
         values = None
         if path is None:
             values = view.MemoryView()  # no file: the defaults

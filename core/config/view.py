@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +29,14 @@ from typing import TYPE_CHECKING
 from tactful.core.memory.clock import DEFAULT_TIMEZONE
 
 if TYPE_CHECKING:
+    from hashlib import sha256
+
     from .values import Config
+else:
+    try:  # the interpreter's own SHA-256: hashlib loads OpenSSL, a cost `check` would notice
+        from _sha256 import sha256
+    except ImportError:
+        from hashlib import sha256
 
 # The defaults of `memory.*` (and, from memory's clock, of `persona.timezone`), here so that a
 # run without a config file needs no `Config` to know them: values.py declares its fields
@@ -101,6 +109,66 @@ def keep(home: Path, config: Path, loaded: Config) -> None:
         write_atomic(target, json.dumps(copy, ensure_ascii=False), durable=False)
     except OSError:
         pass
+
+
+def user_config_file(home: Path) -> Path | None:
+    """Where the user's own config file goes (`loader.user_config_file`), asked of platformdirs
+    once per circumstance: the answer is kept in the home beside a fingerprint of everything it
+    depends on (the Python, the system, the user id, the whole environment, hashed: it may hold
+    secrets; and platformdirs' own source). Any difference, or a home directory named other
+    than by an absolute $HOME (platformdirs then asks the password database), asks again.
+    Importing platformdirs (with tempfile and shutil) cost `tactful check` a fifth of a bare
+    interpreter start."""
+    from .loader import user_config_file as ask
+
+    circumstances = _circumstances()
+    if circumstances is None:
+        return ask()
+    kept = home / ".cache" / "config" / "user-folder.json"
+    try:
+        with open(kept, "rb") as file:
+            copy = json.loads(file.read(1 << 16))
+        if isinstance(copy, dict) and copy.get("format") == FORMAT \
+                and copy.get("circumstances") == circumstances:
+            answer = copy["answer"]
+            if answer is None or (isinstance(answer, str) and Path(answer).is_absolute()):
+                return None if answer is None else Path(answer)
+    except (OSError, ValueError, KeyError):
+        pass
+    found = ask()
+    if (home / "people").is_dir():
+        from tactful.core.memory.atomic import write_atomic
+
+        copy = {"format": FORMAT, "circumstances": circumstances,
+                "answer": None if found is None else str(found)}
+        try:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(kept, json.dumps(copy), durable=False)
+        except OSError:
+            pass
+    return found
+
+
+def _circumstances() -> str | None:
+    from importlib.util import find_spec
+
+    if not Path(os.environ.get("HOME", "")).is_absolute():
+        return None
+    try:
+        spec = find_spec("platformdirs")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    source = []
+    for folder in spec.submodule_search_locations:
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".py"):
+                info = os.stat(os.path.join(folder, name))  # noqa: PTH116, PTH118
+                source.append((folder, name, info.st_mtime_ns, info.st_size))
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    described = repr((sys.version, sys.platform, uid, sorted(os.environ.items()), source))
+    return sha256(described.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _copy(home: Path, config: Path) -> Path:
