@@ -69,7 +69,7 @@ def test_a_config_that_stops_loading_is_reported_even_after_check_kept_it(
 
 @pytest.mark.usefixtures("person")
 @pytest.mark.parametrize("copy", [b"", b"{not json", b'{"format": 1}', b"[]",
-                                  b"\xff\xfe garbage"])
+                                  b"\xff\xfe garbage", b"[" * 100_000, b'{"values": 1}'])
 def test_a_damaged_copy_is_ignored_and_the_file_read_whole(
         cli, home: Path, tmp_path: Path, copy: bytes) -> None:  # type: ignore[no-untyped-def]
     config = tmp_path / "tactful.yaml"
@@ -77,6 +77,17 @@ def test_a_damaged_copy_is_ignored_and_the_file_read_whole(
     assert last_seen(cli, home, config) == "2026-10-29T10:05:00+01:00"
     [kept] = copies(home)
     kept.write_bytes(copy)
+    assert last_seen(cli, home, config) == "2026-10-29T10:05:00+01:00"
+
+
+@pytest.mark.usefixtures("person")
+def test_a_pipe_in_place_of_a_copy_never_hangs_check(cli, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    config = tmp_path / "tactful.yaml"
+    config.write_text("persona:\n  timezone: Europe/Amsterdam\n", encoding="utf-8")
+    assert last_seen(cli, home, config) == "2026-10-29T10:05:00+01:00"
+    for kept in [*copies(home)]:
+        kept.unlink()
+        os.mkfifo(kept)
     assert last_seen(cli, home, config) == "2026-10-29T10:05:00+01:00"
 
 

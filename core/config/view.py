@@ -13,7 +13,9 @@ file that does not load.
 
 The copy lives in the home, so it is used only when the home is named before the config is
 read (`--home` or `$TACTFUL_HOME`): a home named by `memory.home` is known only by reading the
-file.
+file. Beside it, `user-folder.json` keeps where platformdirs puts the user's own config file,
+for the circumstances it was asked in (`user_config_file`). Every copy is read only when it is
+a regular file; a damaged one is ignored, never trusted.
 """
 
 from __future__ import annotations
@@ -73,8 +75,7 @@ class MemoryView:
 def kept(home: Path, config: Path) -> MemoryView | None:
     """The values kept for exactly this file as it is now, or None: read the file whole."""
     try:
-        with open(_copy(home, config), "rb") as file:
-            copy = json.loads(file.read(4 * MAX_BYTES))
+        copy = json.loads(_regular(_copy(home, config), 4 * MAX_BYTES) or b"null")
         current = _read(config)
         if current is None or not isinstance(copy, dict):
             return None
@@ -84,7 +85,7 @@ def kept(home: Path, config: Path) -> MemoryView | None:
         values = copy["values"]
         timezone, owners = values["timezone"], values["owners"]
         compact_after, keep_full = values["compact_after"], values["keep_full"]
-    except (OSError, ValueError, TypeError, KeyError):
+    except (OSError, ValueError, TypeError, KeyError, RecursionError):
         return None
     if not (isinstance(timezone, str) and isinstance(owners, list)
             and all(isinstance(o, str) for o in owners)
@@ -126,14 +127,13 @@ def user_config_file(home: Path) -> Path | None:
         return ask()
     kept = home / ".cache" / "config" / "user-folder.json"
     try:
-        with open(kept, "rb") as file:
-            copy = json.loads(file.read(1 << 16))
+        copy = json.loads(_regular(kept, 1 << 16) or b"null")
         if isinstance(copy, dict) and copy.get("format") == FORMAT \
                 and copy.get("circumstances") == circumstances:
             answer = copy["answer"]
             if answer is None or (isinstance(answer, str) and Path(answer).is_absolute()):
                 return None if answer is None else Path(answer)
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, TypeError, KeyError, RecursionError):
         pass
     found = ask()
     if (home / "people").is_dir():
@@ -179,10 +179,18 @@ def _copy(home: Path, config: Path) -> Path:
 
 def _read(config: Path) -> str | None:
     """The file's bytes as text that round-trips exactly (a byte that is no UTF-8 included),
-    or None when it is not a regular file (a pipe is never opened for reading: it could
-    hang)."""
+    or None when it is not a regular file or is too big to be a config."""
+    data = _regular(config, MAX_BYTES + 1)
+    if data is None or len(data) > MAX_BYTES:
+        return None
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _regular(path: Path, limit: int) -> bytes | None:
+    """At most `limit` bytes of a regular file, or None: anything else is never read (a pipe
+    put in the file's place would hang the reader)."""
     try:
-        fd = os.open(config, os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
     try:
@@ -190,13 +198,12 @@ def _read(config: Path) -> str | None:
             return None
         with os.fdopen(fd, "rb") as file:
             fd = -1
-            data = file.read(MAX_BYTES + 1)
+            return file.read(limit)
     except OSError:
         return None
     finally:
         if fd >= 0:
             os.close(fd)
-    return data.decode("utf-8", "surrogateescape") if len(data) <= MAX_BYTES else None
 
 
 def _code() -> list[list[object]]:
