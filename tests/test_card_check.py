@@ -286,3 +286,20 @@ def test_nothing_on_the_way_of_check_and_card_leaves_work_for_the_interpreter_ex
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True).stdout.strip().splitlines()[-1]
     assert out == "0"
+
+
+def test_a_verdict_and_a_home_are_read_only_values_even_through_copies(tmp_path: Path) -> None:
+    import copy
+    import pickle
+
+    from tactful.core.memory.check import Verdict
+    from tactful.core.memory.home import Home
+
+    for value in (Verdict("x", "troll", "do-not-engage", "asked"), Home(tmp_path)):
+        pickled = pickle.loads(pickle.dumps(value))  # noqa: S301 — our own bytes
+        for twin in (copy.copy(value), copy.deepcopy(value), pickled):
+            assert twin == value and hash(twin) == hash(value) and twin is not value
+        with pytest.raises(AttributeError):
+            value.why = "changed"  # type: ignore[union-attr]
+    assert Verdict("x", "a", "known") != Verdict("x", "a", "stranger")
+    assert Home(tmp_path) != Home(tmp_path / "other")
