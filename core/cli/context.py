@@ -31,6 +31,7 @@ class Context(App):
         from tactful.core.config import loader, view
 
         named = self._named_home()
+
         def user_file() -> Path | None:  # where the user's own config goes, kept in the home
             return loader.user_config_file() if named is None else view.user_config_file(named)
 
