@@ -113,7 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from tactful.core.cli.context import Context
 
         context = Context(home_arg=getattr(args, "home", None),
-                          config_arg=getattr(args, "config", None), debug=debug)
+                          config_arg=getattr(args, "config", None), debug=debug,
+                          kept_config=getattr(args, "command", None) in _QUICK)
         return handler(context, args)
     except Done:
         return 0
