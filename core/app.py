@@ -39,6 +39,17 @@ if TYPE_CHECKING:
     from tactful.core.send.gate import Gate
 
 
+def memory_settings(timezone: str, owners: Iterable[str], compact_after: int,
+                    keep_full: int) -> MemorySettings:
+    """What memory needs of the config (`persona.timezone`, `persona.owners`, `memory.*`)."""
+    found = set()
+    for owner in owners:
+        platform, _, handle = owner.partition(":")
+        found.add(f"{normalize_platform(platform)}/{normalize_handle(handle, platform)}")
+    return MemorySettings(tz=zone(timezone), compact_after=compact_after, keep_full=keep_full,
+                          owners=frozenset(found))
+
+
 class Service(Protocol):
     """A long-running part of `tactful run` that a plugin contributes (`register_services`),
     such as the Telegram companion's long polling. The core starts it without knowing it."""
@@ -75,14 +86,8 @@ class App:
     @cached_property
     def settings(self) -> MemorySettings:
         config = self.config
-        owners = set()
-        for owner in config.persona.owners:
-            platform, _, handle = owner.partition(":")
-            owners.add(f"{normalize_platform(platform)}/{normalize_handle(handle, platform)}")
-        return MemorySettings(tz=zone(config.persona.timezone),
-                              compact_after=config.memory.compact_after,
-                              keep_full=config.memory.keep_full,
-                              owners=frozenset(owners))
+        return memory_settings(config.persona.timezone, config.persona.owners,
+                               config.memory.compact_after, config.memory.keep_full)
 
     @cached_property
     def home(self) -> Home:

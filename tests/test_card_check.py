@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -241,3 +244,62 @@ def test_a_failed_automatic_link_does_not_fail_the_remember(cli, home: Path) -> 
     assert result.code == 0 and "warning: no automatic link" in result.err
     data = json.loads(cli("card", "bluesky", "sam", "--json").out)
     assert data["entries"] == 1 and data["aka"] == []
+
+
+# ---- check and card end as soon as they have answered (core/cli/main.py: entry) -----------------
+
+def _tactful(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tactful.core.cli", "--home", str(home), *argv],
+                          capture_output=True, text=True, check=False,
+                          env={**os.environ, "PYTHONUNBUFFERED": ""})
+
+
+def test_check_and_card_ending_at_once_still_say_everything_with_their_exit_code(
+        cli, regular, home: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("dne", "x", "troll", "on").code == 0
+    card = cli("card", "x", "example_dev").out
+    result = _tactful(home, "card", "x", "example_dev")
+    assert (result.returncode, result.stdout) == (0, card)
+    result = _tactful(home, "check", "x", "example_dev", "troll", "nobody", "--json")
+    assert result.returncode == 3
+    assert [r["status"] for r in json.loads(result.stdout)["results"]] == [
+        "known", "do-not-engage", "stranger"]
+    result = _tactful(home / "missing", "check", "x", "troll")
+    assert result.returncode == 4 and "does not exist" in result.stderr
+
+
+def test_nothing_on_the_way_of_check_and_card_leaves_work_for_the_interpreter_exit(
+        cli, regular, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # Ending at once skips atexit handlers: none may be registered on this path, whether the
+    # config is read whole or from the home's copy, and when the id map is rebuilt.
+    (home / "people" / "x" / "hand_made.md").write_text(
+        "---\nplatform: x\nhandle: hand_made\nid: '31'\ndo_not_engage: true\n---\n",
+        encoding="utf-8")
+    config = tmp_path / "tactful.yaml"
+    config.write_text("persona:\n  timezone: Europe/Amsterdam\n", encoding="utf-8")
+    runs = "".join(
+        f"main(['--home', {str(home)!r}, '--config', {str(config)!r}, {command!r}, 'x', "
+        f"'renamed', '--id', '31']); "
+        for command in ("check", "card", "check", "card"))
+    probe = f"import atexit; from tactful.core.cli.main import main; {runs}" \
+            "print(atexit._ncallbacks())"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout.strip().splitlines()[-1]
+    assert out == "0"
+
+
+def test_a_verdict_and_a_home_are_read_only_values_even_through_copies(tmp_path: Path) -> None:
+    import copy
+    import pickle
+
+    from tactful.core.memory.check import Verdict
+    from tactful.core.memory.home import Home
+
+    for value in (Verdict("x", "troll", "do-not-engage", "asked"), Home(tmp_path)):
+        pickled = pickle.loads(pickle.dumps(value))  # noqa: S301 — our own bytes
+        for twin in (copy.copy(value), copy.deepcopy(value), pickled):
+            assert twin == value and hash(twin) == hash(value) and twin is not value
+        with pytest.raises(AttributeError):
+            value.why = "changed"  # type: ignore[union-attr]
+    assert Verdict("x", "a", "known") != Verdict("x", "a", "stranger")
+    assert Home(tmp_path) != Home(tmp_path / "other")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from .conftest import run_process, tree
 
@@ -276,3 +278,83 @@ def test_counts_take_the_right_plural(cli, home: Path) -> None:  # type: ignore[
     (home / "engagement.jsonl").write_text(
         '{"platform": "x", "handle": "bob", "action": "reply", "text": "hello bob"}\n')
     assert "(1 event)" in cli("export", "x", "bob").out
+
+
+# ---- `check` and `card` read without argparse (core/cli/main.py: _quick) -----------------------
+
+VALUES = st.sampled_from(["/a", "/b", "42", "7", "ada", "-5", ""])
+GLOBAL = st.tuples(st.sampled_from(["--home", "--config"]), VALUES).map(list) | st.just(["--debug"])
+TWIST = st.sampled_from([["--json"], ["--id"], ["--id", "1"], ["-h"], ["--version"], ["--"],
+                         ["--home=/h"], ["--jso"], ["-5"], ["-"]])
+WORD = st.sampled_from(["x", "bluesky", "ada", "bob", "check"]).map(lambda w: [w])
+OPTION = GLOBAL | st.tuples(st.just("--id"), VALUES).map(list) | st.just(["--json"])
+BEFORE = st.one_of(GLOBAL, GLOBAL, GLOBAL, TWIST)
+AFTER = st.one_of(OPTION, OPTION, OPTION, TWIST)
+
+
+@st.composite
+def command_lines(draw: st.DrawFn) -> list[str]:
+    """Mostly plain check and card lines, with every kind of twist argparse reads its way:
+    options before, between and after the words, repeated, abbreviated, valueless."""
+    before = draw(st.lists(BEFORE, max_size=2))
+    command = draw(st.sampled_from(["check", "card", "check", "card", "chek", "remember"]))
+    after = draw(st.lists(WORD, min_size=1, max_size=4))
+    for option in draw(st.lists(AFTER, max_size=3)):
+        after.insert(draw(st.integers(0, len(after))), option)
+    return [word for group in [*before, [command], *after] for word in group]
+
+
+def _as_argparse_reads_it(argv: list[str]) -> dict[str, object] | str:
+    from tactful.core.cli.main import build_parser
+    from tactful.core.errors import BadInput
+
+    try:
+        args, extras = build_parser().parse_known_args(argv)
+    except (BadInput, SystemExit) as exc:
+        return f"refused: {exc}"
+    if extras:
+        return "refused: extras"
+    return _meaning(args)
+
+
+def _meaning(args: object) -> dict[str, object]:
+    keys = ("command", "target", "platform", "handles", "handle", "id", "json", "home", "config",
+            "plugin_run")
+    return {key: getattr(args, key, "<absent>") for key in keys}
+
+
+@settings(max_examples=600, deadline=None)
+@given(command_lines())
+def test_a_command_line_read_without_argparse_means_what_argparse_reads(argv: list[str]) -> None:
+    from tactful.core.cli.main import _quick
+
+    quick = _quick(argv)
+    if quick is not None:
+        assert _meaning(quick) == _as_argparse_reads_it(argv), argv
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "x", "ada"],
+    ["--home", "/h", "check", "x", "ada", "bob", "--json", "--id", "42"],
+    ["--debug", "check", "--home", "/a", "--home", "/b", "x", "ada"],
+    ["--config", "c.yaml", "card", "bluesky", "ada", "--id", "7", "--json"],
+])
+def test_a_plain_check_or_card_command_line_is_read_without_argparse(argv: list[str]) -> None:
+    from tactful.core.cli.main import _quick
+
+    quick = _quick(argv)
+    assert quick is not None
+    assert _meaning(quick) == _as_argparse_reads_it(argv)
+
+
+def test_check_and_card_import_neither_argparse_nor_the_parser(home: Path) -> None:
+    import subprocess
+    import sys
+
+    probe = ("import sys; from tactful.core.cli.main import main; "
+             f"main(['--home', {str(home)!r}, 'check', 'x', 'ada']); "
+             f"main(['--home', {str(home)!r}, 'card', 'x', 'ada', '--json']); "
+             "print([m for m in ('argparse', 'tactful.core.cli.parser') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout.strip().splitlines()[-1]
+    assert out == "[]"

@@ -178,3 +178,66 @@ def test_forgetting_the_alt_account_of_a_flagged_person_keeps_it_flagged(
     assert cli("check", "recorder", "mal").code == 3
     assert cli("forget", "recorder", "mal").code == 0
     refused_before_posting(cli("send", "recorder", "--to", "mal", "--text", "hi again"))
+
+
+# ---- the map kept by the writers, never rebuilt after their own writes ---------------------------
+
+WRITES = {
+    "remember someone new": ["remember", "x", "newcomer", "--kind", "reply", "--they", "hi"],
+    "remember with an id": ["remember", "x", "carol", "--kind", "reply", "--they", "hi",
+                            "--id", "77"],
+    "a new handle for a known id": ["remember", "x", "carol_new", "--kind", "reply",
+                                    "--they", "hi", "--id", "77"],
+    "do-not-engage on": ["dne", "x", "carol", "on"],
+    "a flag": ["flag", "x", "carol", "spam-signals"],
+    "a pin": ["pin", "x", "carol", "likes evals", "--by", "them"],
+    "a display name": ["set", "x", "carol", "--display-name", "Carol"],
+    "a link": ["link", "x:carol", "bluesky:carol.bsky.social", "--proof",
+               "https://example.com/proof"],
+}
+
+
+@pytest.mark.parametrize("write", list(WRITES))
+def test_a_write_by_tactful_keeps_the_id_map_fresh_so_no_check_rebuilds_it(
+        cli, home: Path, write: str) -> None:  # type: ignore[no-untyped-def]
+    for handle, person_id in (("carol", "77"), ("dave", "88")):
+        assert cli("remember", "x", handle, "--kind", "reply", "--they", "hi",
+                   "--id", person_id).code == 0
+    assert cli("remember", "bluesky", "carol.bsky.social", "--kind", "reply",
+               "--they", "hi").code == 0
+    assert cli("check", "x", "anyone", "--id", "1").code == 0
+    # A rebuild starts each platform's map from nothing: these would go.
+    sentinels = [home / ".ids" / platform / "not-rebuilt" for platform in ("x", "bluesky")]
+    for sentinel in sentinels:
+        sentinel.touch()
+    assert cli(*WRITES[write]).code == 0
+    assert cli("check", "x", "someone_else", "--id", "2").code == 0
+    assert cli("check", "bluesky", "someone.bsky.social").code == 0
+    assert [s.name for s in sentinels if not s.exists()] == []
+    # And what the write said about ids is in the map: a renamed carol is carol.
+    if write == "do-not-engage on":
+        assert cli("check", "x", "carol_renamed", "--id", "77").code == 3
+
+
+def test_after_forgetting_someone_the_next_check_finds_the_map_fresh(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    for handle, person_id in (("carol", "77"), ("dave", "88")):
+        assert cli("remember", "x", handle, "--kind", "reply", "--they", "hi",
+                   "--id", person_id).code == 0
+    assert cli("dne", "x", "carol", "on").code == 0
+    # Forgetting rebuilds the map itself (no marker of the forgotten may stay); after it, the
+    # map is fresh.
+    assert cli("forget", "x", "dave").code == 0
+    sentinel = home / ".ids" / "x" / "not-rebuilt"
+    sentinel.touch()
+    assert cli("check", "x", "carol_renamed", "--id", "77").code == 3
+    assert cli("check", "x", "dave_renamed", "--id", "88").code == 0
+    assert sentinel.exists()
+
+
+def test_a_hand_made_file_right_after_a_write_is_seen_by_the_next_check(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("remember", "x", "someone", "--kind", "reply", "--they", "hi").code == 0
+    for n in range(5):
+        assert cli("remember", "x", f"writer{n}", "--kind", "reply", "--they", "hi").code == 0
+        hand_edit(home / "people" / "x" / f"hand{n}.md",
+                  f"---\nplatform: x\nhandle: hand{n}\nid: '9{n}'\ndo_not_engage: true\n---\n")
+        assert cli("check", "x", f"renamed{n}", "--id", f"9{n}").code == 3

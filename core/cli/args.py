@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-import argparse
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
-from tactful.core.cli.context import Context
 from tactful.core.errors import BadInput
 from tactful.core.memory.clock import parse_timestamp
 from tactful.core.memory.handles import normalize_handle, normalize_platform
+
+if TYPE_CHECKING:
+    import argparse
+
+    from tactful.core.cli.context import Context
 
 
 def target(args: argparse.Namespace) -> tuple[str, str]:

@@ -6,20 +6,23 @@ injection guard or anything else a write needs: they run before every reply and 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from datetime import tzinfo
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tactful.core.cli.args import target
-from tactful.core.cli.context import Context
 from tactful.core.cli.output import emit, iso, plural
 from tactful.core.errors import BadInput, MemoryUnavailable
 from tactful.core.memory import check as checks
 from tactful.core.memory.atomic import open_regular, read_regular
 from tactful.core.memory.handles import normalize_handle, normalize_id, normalize_platform
+
+if TYPE_CHECKING:
+    import argparse  # `check` and `card` are read without it (main._quick)
+
+    from tactful.core.cli.context import Context
 
 
 def check(context: Context, args: argparse.Namespace) -> int:

@@ -16,18 +16,20 @@ next place or the defaults. So is a dangling symlink at ./tactful.yaml or in the
 The user folder is read from the process environment, as platformdirs reads it (the `environ`
 argument covers $TACTFUL_CONFIG only), and is never created.
 
-yaml is imported only once a file is found, and platformdirs only once the first three places
-found nothing: `tactful check` without a config file stays fast.
+yaml, the schema and even the classes of the values are imported only once a file is found,
+and platformdirs only once the first three places found nothing: `tactful check` without a
+config file stays fast (and with one it may not need them at all: view.py).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from .values import Config
+if TYPE_CHECKING:
+    from .values import Config
 
 ENV_VAR = "TACTFUL_CONFIG"
 DEFAULT_NAME = "tactful.yaml"
@@ -53,11 +55,24 @@ def load_config(
     """
     choice = _choose(path, os.environ if environ is None else environ, cwd)
     if choice is None:
+        from .values import Config
+
         return Config()
     # The schema and the YAML reader only once there is a file to read: `check` stays fast.
     from .reading import read_file
 
     return read_file(choice.path, choice.shown, choice.missing_hint)
+
+
+def config_file(path: Path | None = None, *, environ: Mapping[str, str] | None = None,
+                cwd: Path | None = None,
+                user_file: Callable[[], Path | None] | None = None) -> Path | None:
+    """The file `load_config` would read (absolute), or None when it would use the defaults;
+    whether it exists and loads is `load_config`'s to say. `user_file` stands for
+    `user_config_file` (view.py keeps its answer)."""
+    choice = _choose(path, os.environ if environ is None else environ, cwd,
+                     user_file or user_config_file)
+    return None if choice is None else choice.path
 
 
 def user_config_file() -> Path | None:
@@ -84,7 +99,8 @@ def defaults_notice() -> str:
             "are the defaults; pass --config FILE or write one of these files")
 
 
-def _choose(path: Path | None, environ: Mapping[str, str], cwd: Path | None) -> _Choice | None:
+def _choose(path: Path | None, environ: Mapping[str, str], cwd: Path | None,
+            user_file: Callable[[], Path | None] | None = None) -> _Choice | None:
     base = cwd if cwd is not None else Path.cwd()
     if path is not None:
         hint = "check the path given as the config file"
@@ -98,9 +114,9 @@ def _choose(path: Path | None, environ: Mapping[str, str], cwd: Path | None) -> 
     # lexists: a dangling symlink is a mistake to report, not a reason to look further
     if os.path.lexists(nearby):
         return _Choice(nearby, DEFAULT_NAME, f"fix or remove ./{DEFAULT_NAME}")
-    user_file = user_config_file()
-    if user_file is not None and os.path.lexists(user_file):
-        return _Choice(user_file, str(user_file), f"fix or remove {user_file}")
+    found = (user_file or user_config_file)()
+    if found is not None and os.path.lexists(found):
+        return _Choice(found, str(found), f"fix or remove {found}")
     return None
 
 

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .view import COMPACT_AFTER, KEEP_FULL, TIMEZONE
+
 
 @dataclass(frozen=True)
 class PersonaConfig:
@@ -18,7 +20,7 @@ class PersonaConfig:
     name: str = "persona"
     # Not written: the documented default, and `tactful config check` says so
     # (docs/scheduling.md), so it is never a silent choice.
-    timezone: str = "America/New_York"
+    timezone: str = TIMEZONE
     owners: tuple[str, ...] = ()  # "platform:handle", normalized
 
 
@@ -27,8 +29,8 @@ class MemoryConfig:
     """Where memory lives and when person files are compacted (docs/memory.md)."""
 
     home: Path | None = None  # absolute when set; None: --home, $TACTFUL_HOME or the data dir
-    compact_after: int = 50
-    keep_full: int = 20
+    compact_after: int = COMPACT_AFTER
+    keep_full: int = KEEP_FULL
 
 
 @dataclass(frozen=True)

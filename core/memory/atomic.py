@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import math
 import os
 import stat
@@ -113,6 +112,8 @@ def read_regular_stat(path: Path | str) -> tuple[bytes, os.stat_result]:
 def temp_prefix(name: str) -> str:
     """Temp files are named by a hash of the target's name: a short name whatever the length
     of the handle (file names stop at 255 bytes), and one that names no one."""
+    import hashlib  # here: readers (`check`, `card`) never write, nor load OpenSSL
+
     return f"{TEMP_PREFIX}{hashlib.sha256(name.encode()).hexdigest()[:16]}."
 
 

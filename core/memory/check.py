@@ -11,8 +11,6 @@ that cannot be read is a refusal, never a pass.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from tactful.core.errors import MemoryUnavailable
 from tactful.core.memory import identity
 from tactful.core.memory.handles import canonical_ref, normalize_id, numeric_ids
@@ -23,13 +21,45 @@ KNOWN, STRANGER, DNE, UNREADABLE = "known", "stranger", "do-not-engage", "unread
 EXIT_CODES = {KNOWN: 0, STRANGER: 0, DNE: 3, UNREADABLE: 4}
 
 
-@dataclass(frozen=True)
 class Verdict:
+    """The answer about one account. Immutable, equal field by field. A plain class, not a
+    dataclass: `check` starts before every reply, and generating a frozen dataclass's methods
+    at import cost it more than all of what this class does."""
+
+    __slots__ = ("handle", "person", "platform", "status", "why")
     platform: str
     handle: str
     status: str
-    why: str = ""
-    person: Person | None = None
+    why: str
+    person: Person | None
+
+    def __init__(self, platform: str, handle: str, status: str, why: str = "",
+                 person: Person | None = None) -> None:
+        for name, value in (("platform", platform), ("handle", handle), ("status", status),
+                            ("why", why), ("person", person)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a Verdict is read-only (cannot set {name})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a Verdict is read-only (cannot delete {name})")
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.platform, self.handle, self.status, self.why, self.person)
+
+    def __eq__(self, other: object) -> bool:
+        return other.__class__ is self.__class__ and other._fields() == self._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __reduce__(self) -> tuple[type[Verdict], tuple[object, ...]]:  # copy and pickle
+        return (Verdict, self._fields())
+
+    def __repr__(self) -> str:
+        return (f"Verdict(platform={self.platform!r}, handle={self.handle!r}, "
+                f"status={self.status!r}, why={self.why!r}, person={self.person!r})")
 
     @property
     def exit_code(self) -> int:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from tactful.core.errors import MemoryUnavailable
@@ -26,9 +24,34 @@ def resolve_home(cli_home: str | None, environ: Mapping[str, str],
     return Path(platformdirs.user_data_dir("tactful", appauthor=False))
 
 
-@dataclass(frozen=True)
 class Home:
+    """A memory home, by its root folder. Immutable, equal by root. A plain class, not a
+    dataclass: `check` starts before every reply, and generating a frozen dataclass's methods
+    at import cost it more than all of what this class does."""
+
+    __slots__ = ("root",)
     root: Path
+
+    def __init__(self, root: Path) -> None:
+        object.__setattr__(self, "root", root)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a Home is read-only (cannot set {name})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a Home is read-only (cannot delete {name})")
+
+    def __eq__(self, other: object) -> bool:
+        return other.__class__ is self.__class__ and other.root == self.root
+
+    def __hash__(self) -> int:
+        return hash((self.root,))
+
+    def __repr__(self) -> str:
+        return f"Home(root={self.root!r})"
+
+    def __reduce__(self) -> tuple[type[Home], tuple[Path]]:  # copy and pickle, read-only too
+        return (Home, (self.root,))
 
     def people(self, platform: str) -> Path:
         return self.root / "people" / platform
@@ -39,6 +62,8 @@ class Home:
     def person_lock(self, platform: str, handle: str) -> Path:
         # Named by a hash, so the lock file (which must outlive a forgotten person: removing a
         # lock another process may be waiting on would let two writers in) names no one.
+        import hashlib  # only writers lock a person: `check` and `card` never load OpenSSL
+
         digest = hashlib.sha256(f"{platform}/{handle}".encode()).hexdigest()[:32]
         return self.root / ".locks" / "people" / platform / f"{digest}.lock"
 

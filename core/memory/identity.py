@@ -20,18 +20,24 @@ the person a stranger.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-import shutil
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tactful.core.errors import BadInput, MemoryUnavailable
 from tactful.core.memory.handles import canonical_ref, normalize_handle, normalize_id
 from tactful.core.memory.home import Home
+
+if TYPE_CHECKING:
+    from hashlib import sha256
+else:
+    try:  # the interpreter's own SHA-256: `check` hashes a ref; hashlib loads OpenSSL (~3 ms)
+        from _sha256 import sha256
+    except ImportError:  # another Python: the same digest through hashlib
+        from hashlib import sha256
 
 STAMP = ".stamp"
 MISNAMED = ".misnamed"
@@ -106,6 +112,8 @@ def linked_from(home: Home, ref: str) -> list[tuple[str, str]]:
 
 def forget_links_to(home: Home, ref: str) -> None:
     """Drop every marker of a link to `ref` (forget: its name goes from the map too)."""
+    import shutil
+
     key = _link_key(ref)
     with contextlib.suppress(FileNotFoundError, NotADirectoryError):
         for platform in os.listdir(home.root / "people"):
@@ -120,7 +128,7 @@ def _link_key(ref: str) -> str:
 
 def _ref_key(ref: str) -> str:
     # A hash: a ref may be longer than a file name may be, and this names no one in plain text.
-    return hashlib.sha256(ref.encode("utf-8")).hexdigest()[:32]
+    return sha256(ref.encode("utf-8")).hexdigest()[:32]
 
 
 def touch_stamp(home: Home, platform: str) -> None:
@@ -354,6 +362,8 @@ def rebuild_held(home: Home, platform: str) -> Scan:
 
 
 def _rebuild(home: Home, platform: str) -> Scan:
+    import shutil
+
     found = scan(home.people(platform))
     # Best effort: a read-only home still gets a correct answer, just not a saved map.
     with contextlib.suppress(OSError):
