@@ -309,6 +309,9 @@ def _header_links(header: dict[str, Any]) -> list[str]:
             if isinstance(link, dict) and isinstance(link.get("ref"), str)]
 
 
+Parsed = dict[str, tuple[str | None, list[str]]]  # file name → (header id, aka refs)
+
+
 @dataclass
 class Scan:
     """What one platform's person files say about identity."""
@@ -319,10 +322,11 @@ class Scan:
     unreadable: list[str] = field(default_factory=list)  # files whose header cannot be read
 
 
-def scan(people: Path) -> Scan:
+def scan(people: Path, parsed: Parsed | None = None) -> Scan:
     """Every person file's id, every file whose name is not a normalized handle (its id too:
     a misnamed file is still someone), the reverse of every aka link, and the files that
-    cannot be read."""
+    cannot be read. `parsed` holds headers a caller already read (file name → id and aka
+    refs): those files are not read again."""
     found = Scan()
     try:
         names = os.listdir(people)
@@ -339,7 +343,11 @@ def scan(people: Path) -> Scan:
             continue
         if name != f"{normal}.md":
             found.misnamed[normal] = name
-        header = _header(people / name)
+        if parsed is not None and name in parsed:
+            raw_id, refs = parsed[name]
+            header: dict[str, Any] | None = {"id": raw_id, "aka": [{"ref": r} for r in refs]}
+        else:
+            header = _header(people / name)
         if header is None:
             found.unreadable.append(name)
             continue
@@ -361,10 +369,10 @@ def rebuild_held(home: Home, platform: str) -> Scan:
     return _rebuild(home, platform)
 
 
-def _rebuild(home: Home, platform: str) -> Scan:
+def _rebuild(home: Home, platform: str, parsed: Parsed | None = None) -> Scan:
     import shutil
 
-    found = scan(home.people(platform))
+    found = scan(home.people(platform), parsed)
     # Best effort: a read-only home still gets a correct answer, just not a saved map.
     with contextlib.suppress(OSError):
         folder = home.ids(platform)
@@ -397,57 +405,9 @@ def rebuild_all(home: Home) -> None:
             rebuild(home, platform)
 
 
-def rebuild_from_parsed(home: Home, platform: str,
-                        parsed: dict[str, tuple[str | None, list[str]]]) -> Scan:
+def rebuild_from_parsed(home: Home, platform: str, parsed: Parsed) -> Scan:
     """`rebuild_held`, for a caller inside `held` that has just parsed most files of the
     platform (the index's rebuild): `parsed` maps a file name to the id and `aka` refs its
     header holds, and only the headers of the other files are read here. So `tactful reindex`
     parses each header once for the index and the map."""
-    people = home.people(platform)
-    found = Scan()
-    try:
-        names = os.listdir(people)
-    except (FileNotFoundError, NotADirectoryError):
-        names = []
-    for name in names:
-        trimmed = name.strip()
-        if not trimmed.lower().endswith(".md") or name.startswith("."):
-            continue
-        try:
-            normal = normalize_handle(trimmed[:-3].strip())
-        except BadInput:
-            continue
-        if name != f"{normal}.md":
-            found.misnamed[normal] = name
-        if name in parsed:
-            raw_id, refs = parsed[name]
-            header: dict[str, Any] | None = {"id": raw_id, "aka": [{"ref": r} for r in refs]}
-        else:
-            header = _header(people / name)
-        if header is None:
-            found.unreadable.append(name)
-            continue
-        person_id = _header_id(header)
-        if person_id is not None:
-            found.ids.setdefault(person_id, set()).add(normal)
-        for ref in _header_links(header):
-            found.links.setdefault(_link_key(ref), set()).add(normal)
-    with contextlib.suppress(OSError):
-        folder = home.ids(platform)
-        shutil.rmtree(folder, ignore_errors=True)
-        for person_id, handles in found.ids.items():
-            (folder / person_id).mkdir(parents=True, exist_ok=True)
-            for handle in handles:
-                (folder / person_id / handle).touch()
-        (folder / MISNAMED).mkdir(parents=True, exist_ok=True)
-        for normal, name in found.misnamed.items():
-            (folder / MISNAMED / normal).write_text(name, encoding="utf-8")
-        for key, handles in found.links.items():
-            (folder / LINKS / key).mkdir(parents=True, exist_ok=True)
-            for handle in handles:
-                (folder / LINKS / key / handle).touch()
-        (folder / UNREADABLE).mkdir(parents=True, exist_ok=True)
-        for name in found.unreadable:
-            (folder / UNREADABLE / _ref_key(name)).write_text(name, encoding="utf-8")
-        touch_stamp(home, platform)
-    return found
+    return _rebuild(home, platform, parsed)
