@@ -296,3 +296,15 @@ def test_an_old_log_synced_after_the_forget_brings_back_no_line_of_another_namin
     assert GONE.encode() not in data.lower() and GONE_ID.encode() not in data
     bob = json.loads(cli("card", "x", "bob", "--json").out)
     assert bob["handle"] == "bob"  # bob's contact itself is kept
+
+
+def test_a_config_comment_naming_them_leaves_no_copy_kept_for_check(  # type: ignore[no-untyped-def]
+        cli, home: Path, tmp_path: Path) -> None:
+    _remember_her(cli)
+    config = tmp_path / "tactful.yaml"
+    config.write_text(f"# @{GONE} asked to be left alone\npersona:\n  timezone: UTC\n",
+                      encoding="utf-8")
+    assert cli("--home", str(home), "--config", str(config), "check", "x", "bob").code == 0
+    assert GONE.encode() in _everything(home)  # check kept a copy of the file in the home
+    assert cli("forget", "x", GONE).code == 0
+    assert GONE.encode() not in _everything(home)

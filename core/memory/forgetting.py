@@ -302,6 +302,7 @@ def forget(home: Home, settings: MemorySettings, platform: str, handle: str, *,
         done.traces += _sweep_people(home, people, trace, theirs, done.unreachable)
         done.traces += _sweep_journal(home, settings, trace, done.unreachable)
         done.traces += _sweep_leftovers(home, trace, done.unreachable)
+        done.traces += _sweep_config_copies(home, trace)
         with locked(home.root / ENGAGEMENT_LOCK, what="the engagement log"):
             done.log_events += rewrite_jsonl(home.engagement_log, lambda e: _unquote(e, trace),
                                              trace.names_them)
@@ -617,6 +618,24 @@ def _sweep_leftovers(home: Home, trace: Trace, unreachable: list[str]) -> int:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
         gone += 1
+    return gone
+
+
+def _sweep_config_copies(home: Home, trace: Trace) -> int:
+    """The copies of the config that `check` keeps in the home (docs/memory.md) hold the file's
+    every byte, comments included: a copy naming them goes, and the next `check` reads the
+    config whole and keeps it anew."""
+    gone = 0
+    folder = home.root / ".cache" / "config"
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            text = read_regular(path).decode("utf-8", "replace")
+        except (OSError, MemoryUnavailable):
+            continue
+        if trace.names_them(text):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            gone += 1
     return gone
 
 
