@@ -51,6 +51,22 @@ class Companion:
 
         asyncio.run(serve(app, log, stop))
 
+    def poll(self, app: App, log: EventLog, stop: threading.Event) -> None:
+        """The one poller of many workers (docs/companion.md, "Running on many workers")."""
+        import asyncio
+
+        from tactful.adapters.telegram.workers import serve_poller
+
+        asyncio.run(serve_poller(app, log, stop))
+
+    def work(self, app: App, log: EventLog, stop: threading.Event) -> None:
+        """One of the workers that answer from the shared queue."""
+        import asyncio
+
+        from tactful.adapters.telegram.workers import serve_worker
+
+        asyncio.run(serve_worker(app, log, stop))
+
 
 class Demo:
     """Telegram in `tactful demo`: the Bot API emulator on loopback, the token it accepts, and

@@ -1,10 +1,14 @@
 """`tactful companion stats`: what the operator may see of the companion — counts, health and
 the memory pass's neutral summaries, never a chat (docs/companion.md). `tactful companion pass`:
-run the memory pass now, for every bot in the home (or one), without waiting for its timer."""
+run the memory pass now, for every bot in the home (or one), without waiting for its timer.
+`tactful companion poll` and `tactful companion worker`: the companion on many workers that share
+PostgreSQL (docs/companion.md, "Running on many workers"); the platform's plugin does the work."""
 
 from __future__ import annotations
 
 import argparse
+import signal
+import threading
 
 from tactful.core.cli.context import Context
 
@@ -69,4 +73,39 @@ def memory_pass(context: Context, args: argparse.Namespace) -> int:
             store.close()
         print(f"{bot}: " + ", ".join(f"{key.replace('_', ' ')} {value}"
                                      for key, value in vars(report).items()))
+    return 0
+
+
+def poll(context: Context, args: argparse.Namespace) -> int:
+    """The one poller: the chat platform's updates into the shared queue, until SIGTERM."""
+    return _serve(context, "poll")
+
+
+def worker(context: Context, args: argparse.Namespace) -> int:
+    """One of the workers that answer from the shared queue, until SIGTERM."""
+    return _serve(context, "work")
+
+
+def _serve(context: Context, role: str) -> int:
+    from tactful.core.cli.sending import warn_plugins
+    from tactful.core.errors import BadInput
+    from tactful.core.schedule.events import EventLog
+
+    warn_plugins(context.plugins)
+    services = [s for s in context.services().values() if callable(getattr(s, role, None))]
+    if not services:
+        raise BadInput("companion: no chat platform runs in companion mode with many workers; "
+                       "set platforms.telegram.mode: companion and companion.database "
+                       "(docs/companion.md, \"Running on many workers\")")
+    if len(services) > 1:
+        raise BadInput("companion: more than one chat platform runs in companion mode; run "
+                       "one config per platform")
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set())
+                for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        getattr(services[0], role)(context, EventLog(clock=context.now), stop)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return 0

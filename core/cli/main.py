@@ -325,6 +325,14 @@ def build_parser() -> _Parser:
                              help="run the memory pass now: rewrite the notes of quiet chats")
     now.set_defaults(target="tactful.core.cli.companion:memory_pass")
     now.add_argument("--bot", metavar="NAME", help="only this bot (default: every bot)")
+    actions.add_parser("poll", parents=[common],
+                       help="many workers: take the platform's updates into the shared "
+                       "PostgreSQL queue (run one), until SIGTERM").set_defaults(
+        target="tactful.core.cli.companion:poll")
+    actions.add_parser("worker", parents=[common],
+                       help="many workers: answer from the shared PostgreSQL queue (run "
+                       "several), until SIGTERM").set_defaults(
+        target="tactful.core.cli.companion:worker")
 
     actions = actions_of(command("config", "", "check the configuration file"))
     _json(action(actions, "check", "tactful.core.cli.config_commands:check",

@@ -1,0 +1,201 @@
+"""The companion on many workers (docs/companion.md, "Running on many workers"): a real private
+PostgreSQL cluster, one `tactful companion poll` and two to four `tactful companion worker`
+processes, the Telegram emulator (in the test's process) and a real command responder.
+
+PostgreSQL that cannot start fails these tests with the reason (pgcluster.py); they never skip.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tactful.adapters.telegram.emulator import TelegramEmulator
+
+from . import pgcluster
+
+ACCOUNT = "pal_bot"
+RESPONDER = Path(__file__).with_name("echo_responder.py")
+SECRET = "zxqvplonkerwug"  # a word only the user ever says
+_databases = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[pgcluster.Cluster]:
+    cluster = pgcluster.start("postgres_unused")
+    yield cluster
+    cluster.stop()
+
+
+@dataclass
+class Fleet:
+    """The poller, the workers and what they share; `stop` ends every process."""
+
+    tmp: Path
+    cluster: pgcluster.Cluster
+    dbname: str
+    emulator: TelegramEmulator
+    config: Path
+    folder: Path  # the responder's
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    logs: list[Path] = field(default_factory=list)
+
+    @property
+    def home(self) -> Path:
+        return self.tmp / "home"
+
+    @property
+    def dsn(self) -> str:
+        return self.cluster.dsn(self.dbname)
+
+    def start(self, role: str) -> subprocess.Popen[bytes]:
+        log = self.tmp / f"{role}-{len(self.processes)}.log"
+        env = {**os.environ, "TACTFUL_COMPANION_TEST_TIMERS": "1"}
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "tactful", "--config", str(self.config), "companion",
+                 "poll" if role == "poller" else "worker"],
+                stdout=out, stderr=subprocess.STDOUT, env=env, cwd=self.tmp)
+        self.processes.append(process)
+        self.logs.append(log)
+        return process
+
+    def workers(self, count: int) -> list[subprocess.Popen[bytes]]:
+        """`count` more workers, once each of them (and the poller) is up."""
+        started = [self.start("worker") for _ in range(count)]
+        self.ready()
+        return started
+
+    def ready(self) -> None:
+        def up() -> bool:
+            running = [p for p in self.processes if p.poll() is None]
+            return len(self.events("companion.worker_start")) + \
+                len(self.events("companion.poller_start")) >= len(running)
+        self.until(up)
+
+    def say(self, who: str, text: str) -> None:
+        self.emulator.add_post(who, text)
+
+    def texts_to(self, who: str) -> list[str]:
+        chat = self.emulator.add_user(who)
+        return [m["text"] for m in self.emulator.sent() if m["chat_id"] == chat]
+
+    def sql(self, query: str) -> str:
+        return self.cluster.psql(query, dbname=self.dbname).strip()
+
+    def until(self, condition: Callable[[], bool], seconds: float = 60) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if condition():
+                return
+            for process, log in zip(self.processes, self.logs, strict=True):
+                if process.poll() not in (None, -signal.SIGKILL, 0):
+                    raise AssertionError(f"{log.name} ended with {process.returncode}:\n"
+                                         f"{log.read_text()[-2000:]}")
+            time.sleep(0.05)
+        raise AssertionError("condition never became true; logs:\n" + "\n".join(
+            f"--- {log.name}\n{log.read_text()[-1500:]}" for log in self.logs))
+
+    def queue_empty(self) -> bool:
+        return self.sql("SELECT count(*) FROM companion_persona.updates") == "0" and \
+            self.sql("SELECT count(*) FROM companion_persona.pending") == "0"
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in self.processes:
+            try:
+                process.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def events(self, name: str) -> list[tuple[int, dict[str, Any]]]:
+        """(process index, event) for each event called `name` in the processes' logs."""
+        found = []
+        for index, log in enumerate(self.logs):
+            for line in log.read_text(errors="replace").splitlines():
+                if line.startswith("{") and f'"{name}"' in line:
+                    found.append((index, json.loads(line)))
+        return found
+
+
+def _config(emulator: TelegramEmulator, dsn: str, folder: Path, **companion: object) -> str:
+    settings = {"responder": "echo", "database": dsn, "join_seconds": 0, "typing_pace": 0,
+                "release_tick_seconds": 0.2, "release_jitter_min_seconds": 0,
+                "release_jitter_max_seconds": 0, "window_messages": 100, "daily_cap": 1000,
+                "checkins": False, "parallel_turns": 2, **companion}
+    lines = "".join(f"  {k}: {json.dumps(v)}\n" for k, v in settings.items())
+    return ("persona:\n  name: galatea\n  timezone: UTC\n"
+            f"platforms:\n  telegram:\n    account: {ACCOUNT}\n    mode: companion\n"
+            f"    base_url: {emulator.base_url}\n"
+            "responders:\n  echo:\n    kind: command\n"
+            f"    command: {json.dumps([sys.executable, str(RESPONDER), str(folder)])}\n"
+            "    timeout: 60\n"
+            f"companion:\n{lines}")
+
+
+@pytest.fixture
+def make_fleet(tmp_path: Path, postgres: pgcluster.Cluster,
+               keyring_log: Path) -> Iterator[Callable[..., Fleet]]:
+    from tests import recording_keyring
+
+    made: list[Fleet] = []
+    emulators: list[TelegramEmulator] = []
+
+    def make(**companion: object) -> Fleet:
+        emulator = TelegramEmulator().start()
+        emulators.append(emulator)
+        recording_keyring.store("telegram", ACCOUNT, "token", emulator.token)
+        dbname = f"fleet_{next(_databases)}_{os.getpid()}"
+        postgres.psql(f"CREATE DATABASE {dbname}", dbname="postgres")
+        folder = tmp_path / "responder"
+        folder.mkdir()
+        (tmp_path / "home" / "people").mkdir(parents=True)
+        config = tmp_path / "tactful.yaml"
+        config.write_text(_config(emulator, postgres.dsn(dbname), folder, **companion))
+        fleet = Fleet(tmp_path, postgres, dbname, emulator, config, folder)
+        made.append(fleet)
+        return fleet
+
+    yield make
+    for fleet in made:
+        fleet.stop()
+    for emulator in emulators:
+        emulator.stop()
+
+
+def _tokens(texts: list[str]) -> list[str]:
+    return [t for text in texts if text.startswith("got ") for t in text[4:].split()]
+
+
+def test_every_message_is_answered_once_and_in_order_per_chat_across_three_workers(
+        make_fleet: Callable[..., Fleet]) -> None:
+    fleet = make_fleet()
+    fleet.start("poller")
+    fleet.workers(3)
+    chats = [f"user{n}" for n in range(6)]
+    expected = {who: [f"c{n}-m{m}" for m in range(8)] for n, who in enumerate(chats)}
+    for m in range(8):
+        for n, who in enumerate(chats):
+            fleet.say(who, f"message c{n}-m{m}")
+        time.sleep(0.05)
+    fleet.until(lambda: all(len(_tokens(fleet.texts_to(who))) >= 8 for who in chats), 120)
+    fleet.until(fleet.queue_empty)
+    time.sleep(1)  # a second answer would come now
+    for who in chats:
+        assert _tokens(fleet.texts_to(who)) == expected[who], who
+    turning = {index for index, _ in fleet.events("companion.turn")}
+    assert len(turning) >= 2, "the work was not shared between workers"
