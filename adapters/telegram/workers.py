@@ -243,6 +243,7 @@ class Worker:
                     self.queue.execute("DELETE FROM updates WHERE update_id = ?", (update_id,))
                     if erasing:
                         self.store.vacuum()  # the command's own row leaves no byte either
+                        self.log.emit("companion.scrubbed")
                 # The chat's turn over before the next batch: what arrived meanwhile joins.
                 await self.gateway.idle(chat_id)
         except Exception as exc:  # noqa: BLE001 — the rows stay; another look tries again

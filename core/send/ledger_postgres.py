@@ -114,6 +114,11 @@ class PostgresLedger(Ledger):
 
     def mark_sent(self, keys: list[str], *, post_id: str, url: str | None,
                   at: datetime, remembered: bool = False) -> None:
+        """As `Ledger.mark_sent`. A send remembered at once is a private one (the gate says so
+        for companion chats): its post id (the companion's names the chat) is not kept either,
+        so a /delete leaves no chat id in the ledger."""
+        if remembered:
+            post_id, url = "", None
         with self._transaction() as db:
             db.executemany("UPDATE sends SET state = ?, finished = ?, post_id = ?, url = ?, "
                            "remembered = ?, text = CASE WHEN ? THEN NULL ELSE text END "

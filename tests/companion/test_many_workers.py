@@ -199,3 +199,62 @@ def test_every_message_is_answered_once_and_in_order_per_chat_across_three_worke
         assert _tokens(fleet.texts_to(who)) == expected[who], who
     turning = {index for index, _ in fleet.events("companion.turn")}
     assert len(turning) >= 2, "the work was not shared between workers"
+
+
+def test_a_worker_killed_mid_turn_leaves_the_answer_to_another_once(
+        make_fleet: Callable[..., Fleet]) -> None:
+    fleet = make_fleet()
+    fleet.start("poller")
+    fleet.workers(3)
+    (fleet.folder / "slow").touch()
+    fleet.say("kim", "SLOW k1-m1")
+    fleet.until(lambda: (fleet.folder / "drafting").exists())
+    victim = int((fleet.folder / "drafting").read_text())
+    assert victim in [p.pid for p in fleet.processes[1:]], "the draft is a worker's"
+    os.kill(victim, signal.SIGKILL)  # mid-draft: nothing claimed, nothing sent yet
+    (fleet.folder / "go").touch()  # the orphaned draft may finish: it has nobody to tell
+    fleet.until(lambda: _tokens(fleet.texts_to("kim")) == ["k1-m1"])
+    fleet.say("kim", "and k1-m2")
+    fleet.until(lambda: _tokens(fleet.texts_to("kim")) == ["k1-m1", "k1-m2"])
+    fleet.until(fleet.queue_empty)
+    time.sleep(1.5)  # a second answer would come now
+    assert fleet.texts_to("kim") == ["got k1-m1", "got k1-m2"]
+
+
+def _held_in(root: Path, patterns: dict[str, bytes]) -> list[str]:
+    """Every file under `root` holding one of the byte patterns, as "what: path"."""
+    hits = []
+    for path in root.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            data = path.read_bytes()
+            hits += [f"{what}: {path}" for what, pattern in patterns.items() if pattern in data]
+    return hits
+
+
+def test_delete_leaves_no_trace_of_the_user_in_any_table_wal_file_or_dump(
+        make_fleet: Callable[..., Fleet]) -> None:
+    fleet = make_fleet(window_messages=2)
+    fleet.start("poller")
+    fleet.workers(2)
+    chat = int(fleet.emulator.add_user("dana"))
+    for n, text in enumerate((f"remember {SECRET} d1-m1", f"and {SECRET} again d1-m2",
+                              f"held over the window: {SECRET} d1-m3"), start=1):
+        fleet.say("dana", text)  # the third waits in `pending`: two answers and a hold line
+        fleet.until(lambda n=n: len(fleet.texts_to("dana")) == n)  # type: ignore[misc]
+    fleet.until(lambda: fleet.sql("SELECT count(*) FROM companion_persona.pending") == "1")
+    fleet.say("dana", "/delete")
+    fleet.until(lambda: len(fleet.events("companion.scrubbed")) == 1)
+    fleet.until(lambda: fleet.sql("SELECT count(*) FROM companion_persona.updates") == "0")
+    for table in ("users", "pending", "message_times", "checkins", "summaries", "updates"):
+        assert fleet.sql(f"SELECT count(*) FROM companion_persona.{table}") == "0", table
+    assert fleet.sql("SELECT count(*) FROM tactful_send.sends WHERE handle IS NOT NULL "
+                     "OR text IS NOT NULL OR person_id IS NOT NULL") == "0"
+    patterns = {"the word": SECRET.encode(), "the chat id": str(chat).encode(),
+                "the chat id (binary)": chat.to_bytes(8, "little", signed=True)}
+    assert _held_in(fleet.cluster.data, patterns) == []
+    assert list((fleet.cluster.data / "pg_wal").glob("0*")), "the WAL was scanned too"
+    dump = fleet.cluster.run("pg_dump", "-h", str(fleet.cluster.socket_dir), "-p",
+                             str(fleet.cluster.port), "-U", "postgres", fleet.dbname).stdout
+    assert "CREATE TABLE companion_persona.pending" in dump
+    assert SECRET not in dump and str(chat) not in dump
+    assert _held_in(fleet.home, patterns) == []
