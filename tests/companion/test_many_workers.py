@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -246,7 +247,7 @@ def test_delete_leaves_no_trace_of_the_user_in_any_table_wal_file_or_dump(
     fleet.until(lambda: len(fleet.events("companion.scrubbed")) == 1)
     fleet.until(lambda: fleet.sql("SELECT count(*) FROM companion_persona.updates") == "0")
     for table in ("users", "pending", "message_times", "checkins", "summaries", "updates"):
-        assert fleet.sql(f"SELECT count(*) FROM companion_persona.{table}") == "0", table
+        assert fleet.sql(f"SELECT count(*) FROM companion_persona.{table}") == "0", table  # noqa: S608 — constant names
     assert fleet.sql("SELECT count(*) FROM tactful_send.sends WHERE handle IS NOT NULL "
                      "OR text IS NOT NULL OR person_id IS NOT NULL") == "0"
     patterns = {"the word": SECRET.encode(), "the chat id": str(chat).encode(),
@@ -258,3 +259,77 @@ def test_delete_leaves_no_trace_of_the_user_in_any_table_wal_file_or_dump(
     assert "CREATE TABLE companion_persona.pending" in dump
     assert SECRET not in dump and str(chat) not in dump
     assert _held_in(fleet.home, patterns) == []
+
+
+def test_the_window_limit_counts_messages_answered_by_another_worker(
+        make_fleet: Callable[..., Fleet]) -> None:
+    fleet = make_fleet(window_messages=3)
+    fleet.start("poller")
+    first = fleet.workers(1)[0]
+    for n in (1, 2):
+        fleet.say("lena", f"hello l1-m{n}")
+        fleet.until(lambda n=n: len(fleet.texts_to("lena")) == n)  # type: ignore[misc]
+    first.send_signal(signal.SIGTERM)
+    assert first.wait(timeout=40) == 0
+    fleet.workers(1)  # another process, knowing only the database
+    for n in (3, 4):
+        fleet.say("lena", f"hello l1-m{n}")
+        fleet.until(lambda n=n: len(fleet.texts_to("lena")) == n)  # type: ignore[misc]
+    texts = fleet.texts_to("lena")
+    assert _tokens(texts) == ["l1-m1", "l1-m2", "l1-m3"]
+    assert not texts[3].startswith("got "), "the fourth in ten minutes is held"
+    assert fleet.sql("SELECT count(*) FROM companion_persona.pending WHERE kind = 'held'") == "1"
+    held = fleet.events("companion.held")
+    assert [(index, event["reason"]) for index, event in held] == [(2, "window")]
+
+
+def test_a_do_not_engage_user_is_answered_by_no_worker(
+        make_fleet: Callable[..., Fleet]) -> None:
+    from tactful.core.cli.main import main
+
+    fleet = make_fleet()
+    fleet.emulator.add_user("mallory")
+    assert main(["dne", "telegram", "mallory", "on", "--reason", "asked to be left alone"]) == 0
+    fleet.start("poller")
+    fleet.workers(3)
+    for n in range(4):
+        fleet.say("mallory", f"talk to me x1-m{n}")
+        fleet.say("nina", f"hi n1-m{n}")
+    fleet.until(lambda: len(_tokens(fleet.texts_to("nina"))) == 4)
+    fleet.until(fleet.queue_empty)
+    time.sleep(1.5)  # an answer to mallory would come now
+    assert fleet.texts_to("mallory") == []
+    assert len(fleet.events("companion.ignored")) == 4
+
+
+def test_a_worker_whose_database_cannot_be_reached_says_so_in_one_line_and_sends_nothing(
+        make_fleet: Callable[..., Fleet]) -> None:
+    fleet = make_fleet()
+    text = fleet.config.read_text()
+    fleet.config.write_text(re.sub(r"  database: .*\n",
+                                   '  database: "host=/nonexistent-socket-dir port=1"\n', text))
+    done = subprocess.run([sys.executable, "-m", "tactful", "--config", str(fleet.config),
+                           "companion", "worker"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "TACTFUL_COMPANION_TEST_TIMERS": "1"},
+                          check=False)
+    assert done.returncode == 4
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "companion.database" in lines[0] and "cannot be reached" in \
+        lines[0], done.stderr
+    assert fleet.emulator.sent() == []
+    assert not [r for r in fleet.emulator.requests if fleet.emulator.method(r) == "getupdates"]
+
+
+def test_a_database_password_in_the_config_is_refused_and_never_shown(
+        make_fleet: Callable[..., Fleet]) -> None:
+    fleet = make_fleet()
+    text = fleet.config.read_text()
+    fleet.config.write_text(re.sub(r"  database: .*\n",
+                                   '  database: "postgresql://tactful:hunter2@db/tactful"\n',
+                                   text))
+    done = subprocess.run([sys.executable, "-m", "tactful", "--config", str(fleet.config),
+                           "companion", "worker"], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 2
+    assert "companion.database" in done.stderr and "hunter2" not in done.stderr
+    assert fleet.emulator.sent() == []
