@@ -37,6 +37,7 @@ from aiogram import Bot
 from aiogram.types import BotCommand, Message
 
 from tactful.core.companion.gateway import COMMANDS, NOTES_JOB, Gateway
+from tactful.core.errors import MemoryUnavailable
 from tactful.core.memory.postgres import Connection, lock_key
 from tactful.core.schedule.events import EventLog
 
@@ -77,15 +78,23 @@ class Locks:
     def key(self, kind: str, chat_id: int | None = None) -> int:
         return lock_key("tactful-companion", self.bot, kind, chat_id)
 
-    def try_lock(self, key: int) -> bool:
-        with self._guard:
-            row = self.db.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+    def _ask(self, query: str, key: int) -> bool:
+        import psycopg
+
+        try:
+            with self._guard:
+                row = self.db.execute(query, (key,)).fetchone()
+        except psycopg.Error as exc:
+            # The session is gone, and with it every lock this worker held: stop.
+            raise MemoryUnavailable(f"the worker's lock connection to companion.database "
+                                    f"failed ({type(exc).__name__}); restart the worker") from None
         return bool(row and row[0])
 
+    def try_lock(self, key: int) -> bool:
+        return self._ask("SELECT pg_try_advisory_lock(%s)", key)
+
     def unlock(self, key: int) -> None:
-        with self._guard:
-            row = self.db.execute("SELECT pg_advisory_unlock(%s)", (key,)).fetchone()
-        if not (row and row[0]):
+        if not self._ask("SELECT pg_advisory_unlock(%s)", key):
             # A lock we thought we held is not ours: the session was lost. Never go on as if
             # the chat were still ours alone.
             raise RuntimeError("an advisory lock of this worker was lost; stopping")
@@ -182,6 +191,7 @@ class Worker:
         self._active: dict[int, asyncio.Task[None]] = {}
         self._wake = asyncio.Event()
         self._leader = False
+        self._broken: Exception | None = None  # a lock connection lost: stop, fail closed
 
     async def run(self, stop: threading.Event) -> None:
         self.gateway.sweep()
@@ -192,6 +202,8 @@ class Worker:
             while not stop.is_set():
                 if listener.done() and listener.exception() is not None:
                     raise listener.exception()  # type: ignore[misc]
+                if self._broken is not None:
+                    raise self._broken
                 self._dispatch()
                 self._wake.clear()
                 with contextlib.suppress(TimeoutError):
@@ -248,13 +260,19 @@ class Worker:
                 await self.gateway.idle(chat_id)
         except Exception as exc:  # noqa: BLE001 — the rows stay; another look tries again
             self.log.emit("companion.worker_failed", error=type(exc).__name__)
+            await asyncio.sleep(LOOK_EVERY)  # not at once: the database may be restarting
         finally:
             self._active.pop(chat_id, None)
-            self.locks.unlock(self._claim(chat_id))
+            try:
+                self.locks.unlock(self._claim(chat_id))
+            except Exception as exc:  # noqa: BLE001 — reported by `run`, which stops
+                self._broken = exc
             self._wake.set()
 
     async def _handle(self, body: str) -> bool:
-        """One update through the gateway; True when it was a command that erases."""
+        """One update through the gateway; True when it was a command that erases. A database
+        that fails raises: the row stays for the next look (the gateway takes a message it
+        has seen again as a redelivery); any other failure is this update's alone."""
         try:
             message = Message.model_validate_json(body)
             arrived = incoming(message)
@@ -262,6 +280,8 @@ class Worker:
                 return False
             await self.gateway.on_message(arrived)
             return _erasing(arrived.text or "")
+        except MemoryUnavailable:
+            raise
         except Exception as exc:  # noqa: BLE001 — one bad update never stops the worker
             self.log.emit("companion.update_failed", error=type(exc).__name__)
             return False

@@ -18,7 +18,7 @@ core/memory/postgres.py), `together()` as one transaction. What differs is here:
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -176,3 +176,23 @@ class PostgresStore(CompanionStore):
         counts = {key: int(str(value)) for key, value in zip(keys, row, strict=False)}
         return {**counts, "pending": int(str(pending)), "invites": int(str(row[5]))}
 
+
+
+def bots(dsn: str) -> list[str]:
+    """The bots whose companion has a schema in this database (`tactful companion stats`)."""
+    db = Connection(dsn, "public", _failed(dsn), name="tactful-companion-stats")
+    try:
+        rows = db.raw.execute("SELECT table_schema FROM information_schema.tables "
+                              "WHERE table_name = 'users' AND table_schema LIKE 'companion\\_%' "
+                              "ORDER BY 1").fetchall()
+    finally:
+        db.close()
+    return [str(schema).removeprefix("companion_") for (schema,) in rows]
+
+
+def _failed(dsn: str) -> Callable[[Exception], MemoryUnavailable]:
+    def failed(exc: Exception) -> MemoryUnavailable:
+        return MemoryUnavailable(f"the companion database ({shown(dsn)}) cannot be used: "
+                                 f"{type(exc).__name__}; check companion.database and that "
+                                 "the server runs")
+    return failed

@@ -281,6 +281,10 @@ def test_the_window_limit_counts_messages_answered_by_another_worker(
     assert fleet.sql("SELECT count(*) FROM companion_persona.pending WHERE kind = 'held'") == "1"
     held = fleet.events("companion.held")
     assert [(index, event["reason"]) for index, event in held] == [(2, "window")]
+    stats = subprocess.run([sys.executable, "-m", "tactful", "--config", str(fleet.config),
+                            "companion", "stats"], capture_output=True, text=True, timeout=60,
+                           check=True).stdout
+    assert stats.startswith("persona: users 1, ") and "pending 1" in stats, stats
 
 
 def test_a_do_not_engage_user_is_answered_by_no_worker(
