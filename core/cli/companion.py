@@ -112,14 +112,12 @@ def _serve(context: Context, role: str) -> int:
     from tactful.core.schedule.events import EventLog
 
     warn_plugins(context.plugins)
-    services = [s for s in context.services().values() if callable(getattr(s, role, None))]
+    offered = context.plugins.collect("register_services")
+    services = [service for _, (_, service) in sorted(offered.items())
+                if callable(getattr(service, role, None))]
     if not services:
-        raise BadInput("companion: no chat platform runs in companion mode with many workers; "
-                       "set platforms.telegram.mode: companion and companion.database "
-                       "(docs/companion.md, \"Running on many workers\")")
-    if len(services) > 1:
-        raise BadInput("companion: more than one chat platform runs in companion mode; run "
-                       "one config per platform")
+        raise BadInput("companion: no installed chat platform runs its companion on many "
+                       "workers (docs/companion.md, \"Running on many workers\")")
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set())
                 for sig in (signal.SIGTERM, signal.SIGINT)}

@@ -337,3 +337,40 @@ def test_a_database_password_in_the_config_is_refused_and_never_shown(
     assert done.returncode == 2
     assert "companion.database" in done.stderr and "hunter2" not in done.stderr
     assert fleet.emulator.sent() == []
+
+
+def test_a_worker_refuses_a_cluster_that_would_keep_deleted_messages_in_its_wal(
+        make_fleet: Callable[..., Fleet]) -> None:
+    fleet = make_fleet()
+    fleet.cluster.psql("ALTER SYSTEM SET wal_recycle = on", dbname="postgres")
+    fleet.cluster.psql("SELECT pg_reload_conf()", dbname="postgres")
+    try:
+        done = subprocess.run([sys.executable, "-m", "tactful", "--config", str(fleet.config),
+                               "companion", "worker"], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, "TACTFUL_COMPANION_TEST_TIMERS": "1"},
+                              check=False)
+    finally:
+        fleet.cluster.psql("ALTER SYSTEM RESET wal_recycle", dbname="postgres")
+        fleet.cluster.psql("SELECT pg_reload_conf()", dbname="postgres")
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "wal_recycle must be off" in lines[0], done.stderr
+    assert fleet.emulator.sent() == []
+
+
+def test_an_update_telegram_delivers_twice_is_queued_once(
+        make_fleet: Callable[..., Fleet]) -> None:
+    from tactful.adapters.telegram.workers import store_updates
+    from tactful.core.companion.postgres import PostgresStore
+
+    fleet = make_fleet()
+    store = PostgresStore(fleet.home, "persona", fleet.dsn)
+    try:
+        for _ in range(2):  # the poller died before Telegram heard the offset
+            store_updates(store.db, "unused", [(41, 700, "{}"), (42, 700, "{}")], 43)
+        store_updates(store.db, "unused", [(40, 700, "{}")], 41)  # an old offset never wins
+        assert fleet.sql("SELECT update_id FROM companion_persona.updates "
+                         "ORDER BY 1").split() == ["40", "41", "42"]
+        assert fleet.sql("SELECT next_update FROM companion_persona.poller") == "43"
+    finally:
+        store.close()
