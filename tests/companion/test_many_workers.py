@@ -256,9 +256,9 @@ def test_delete_leaves_no_trace_of_the_user_in_any_table_wal_file_or_dump(
                 "the chat id (binary)": chat.to_bytes(8, "little", signed=True)}
     # Other tests' databases (the cluster is shared; their users have the same ids) aside:
     # every other file of the cluster, the WAL, the catalogs and this database's own.
-    others = tuple(fleet.cluster.data / "base" / oid for oid in fleet.sql(
-        f"SELECT oid FROM pg_database WHERE datname LIKE 'fleet%' AND datname <> "
-        f"'{fleet.dbname}'").split())
+    query = "SELECT oid FROM pg_database WHERE datname LIKE 'fleet%' AND datname <> '{}'"
+    others = tuple(fleet.cluster.data / "base" / oid
+                   for oid in fleet.sql(query.format(fleet.dbname)).split())
     assert _held_in(fleet.cluster.data, patterns, others) == []
     assert list((fleet.cluster.data / "pg_wal").glob("0*")), "the WAL was scanned too"
     dump = fleet.cluster.run("pg_dump", "-h", str(fleet.cluster.socket_dir), "-p",
