@@ -5,7 +5,7 @@ which messages a reply answers.
 `FOLDER/slow`, when present, is taken (renamed: of several workers exactly one wins) by the
 first draft whose message holds SLOW: that draft writes its worker's pid (its parent) to
 `FOLDER/drafting` and waits until `FOLDER/go` exists (30 s at most), so a test can kill the
-worker mid-turn.
+worker mid-turn. A second argument is a pause before every answer, in seconds.
 """
 
 import os
@@ -28,5 +28,7 @@ if "SLOW" in message:
         deadline = time.monotonic() + 30
         while not (folder / "go").exists() and time.monotonic() < deadline:
             time.sleep(0.05)
+if len(sys.argv) > 2:  # a model's thinking time, in seconds (the benchmark)
+    time.sleep(float(sys.argv[2]))
 tokens = re.findall(r"\b[a-z]+\d+-m\d+\b", message)
 print("got " + " ".join(tokens) if tokens else "ok")
