@@ -75,7 +75,7 @@ def one(cluster: pgcluster.Cluster, workers: int, chats: int, messages: int, thi
                 [sys.executable, "-m", "tactful", "--config", str(config), "companion", role],
                 stdout=log, stderr=subprocess.STDOUT, env=env, cwd=base))
         try:
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 240
             while sum(p.read_text().count("_start\"") for p in base.glob("*.log")) < \
                     workers + 1:
                 if time.monotonic() > deadline:

@@ -391,7 +391,7 @@ class Gateway:
         """Wait until this chat's join pause and the turn it leads to are over (a worker hands
         the chat on only then: docs/companion.md, "Running on many workers")."""
         while (buffer := self._buffers.get(chat_id)) is not None and buffer.timer is not None:
-            await asyncio.gather(buffer.timer, return_exceptions=True)
+            await asyncio.wait([buffer.timer])  # never cancels the turn, even when we are
             if self._buffers.get(chat_id) is buffer and buffer.timer.done():
                 break
 

@@ -83,7 +83,7 @@ class Fleet:
             running = [p for p in self.processes if p.poll() is None]
             return len(self.events("companion.worker_start")) + \
                 len(self.events("companion.poller_start")) >= len(running)
-        self.until(up)
+        self.until(up, 240)  # a loaded machine starts Python slowly
 
     def say(self, who: str, text: str) -> None:
         self.emulator.add_post(who, text)
@@ -95,7 +95,7 @@ class Fleet:
     def sql(self, query: str) -> str:
         return self.cluster.psql(query, dbname=self.dbname).strip()
 
-    def until(self, condition: Callable[[], bool], seconds: float = 60) -> None:
+    def until(self, condition: Callable[[], bool], seconds: float = 120) -> None:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             if condition():
