@@ -387,6 +387,7 @@ async def serve_worker(app: App, log: EventLog, stop: threading.Event) -> None:
     from tactful.core.companion.postgres import PostgresStore
     from tactful.core.companion.timers import check as check_timers
     from tactful.core.companion.timers import precise_clock
+    from tactful.core.memory.postgres import check_erasable
     from tactful.core.responders.choose import responder_for
     from tactful.core.send.ledger_postgres import PostgresLedger
 
@@ -403,7 +404,8 @@ async def serve_worker(app: App, log: EventLog, stop: threading.Event) -> None:
     try:
         clock = precise_clock(app.settings.tz, app.now)
         locks = Locks(dsn, name)
-        gate = replace(app.make_gate(), _ledger=PostgresLedger(app.home.root, dsn))
+        ledger = PostgresLedger(app.home.root, dsn)
+        gate = replace(app.make_gate(), _ledger=ledger)
         home = app.home.root
         gateway = Gateway(
             home=home, bot=name, config=config.companion, persona_name=config.persona.name,
@@ -412,10 +414,10 @@ async def serve_worker(app: App, log: EventLog, stop: threading.Event) -> None:
             stores=lambda: PostgresStore(home, name, dsn, check=False),
             chat_mutex=locks.chat_mutex)
         store = gateway.store
-        assert isinstance(store, PostgresStore)
-        from tactful.core.memory.postgres import check_erasable
-
-        check_erasable(store.db, "companion.database")
+        if not isinstance(store, PostgresStore):
+            raise TypeError("the gateway did not take the PostgreSQL store it was given")
+        for db in (store.db, ledger.db):
+            check_erasable(db, "companion.database")
         worker = Worker(gateway, store, locks, dsn, log, clock, pass_every=timers.pass_every,
                         tick=timers.release_tick, first_pass=timers.first_pass)
         await worker.run(stop)

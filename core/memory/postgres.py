@@ -201,6 +201,12 @@ def check_erasable(db: Connection, where: str) -> None:
     if not may:
         problems.append("the role needs CHECKPOINT and pg_switch_wal(): GRANT pg_checkpoint TO "
                         "<role>; GRANT EXECUTE ON FUNCTION pg_switch_wal() TO <role>")
+    (foreign,) = db.raw.execute("SELECT count(*) FROM pg_tables WHERE schemaname = %s AND "
+                                "tableowner <> current_user", (db.schema,)).fetchone() or (0,)
+    if foreign:
+        # VACUUM (FULL) of a table the role does not own only warns, and scrubs nothing.
+        problems.append(f"the role must own every table of the schema {db.schema} (ALTER "
+                        "TABLE … OWNER TO it)")
     if problems:
         raise BadInput(f"{where}: this PostgreSQL cluster cannot erase a user without a trace: "
                        + "; ".join(problems))
