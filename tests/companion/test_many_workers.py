@@ -381,3 +381,20 @@ def test_an_update_telegram_delivers_twice_is_queued_once(
         assert fleet.sql("SELECT next_update FROM companion_persona.poller") == "43"
     finally:
         store.close()
+
+
+def test_the_operators_forget_deletes_the_persons_chat_from_the_shared_database(
+        make_fleet: Callable[..., Fleet]) -> None:
+    fleet = make_fleet()
+    fleet.start("poller")
+    fleet.workers(1)
+    fleet.say("olga", f"remember {SECRET} o1-m1")
+    fleet.until(lambda: _tokens(fleet.texts_to("olga")) == ["o1-m1"])
+    fleet.until(fleet.queue_empty)
+    fleet.stop()
+    done = subprocess.run([sys.executable, "-m", "tactful", "--config", str(fleet.config),
+                           "forget", "telegram", "olga"], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert fleet.sql("SELECT count(*) FROM companion_persona.users") == "0"
+    assert _held_in(fleet.home, {"the word": SECRET.encode()}) == []
