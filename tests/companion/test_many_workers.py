@@ -398,3 +398,25 @@ def test_the_operators_forget_deletes_the_persons_chat_from_the_shared_database(
     assert done.returncode == 0, done.stderr
     assert fleet.sql("SELECT count(*) FROM companion_persona.users") == "0"
     assert _held_in(fleet.home, {"the word": SECRET.encode()}) == []
+
+
+def test_a_worker_killed_while_its_answer_may_be_out_is_never_answered_twice(
+        make_fleet: Callable[..., Fleet]) -> None:
+    fleet = make_fleet()
+    fleet.start("poller")
+    victim = fleet.workers(1)[0]
+    # Telegram takes the answer but is slow to say so: the worker dies in between, with the
+    # ledger claimed and nothing marked sent.
+    fleet.emulator.stall_next(6, method="sendMessage")
+    fleet.say("pia", "hello p1-m1")
+    fleet.until(lambda: any(c.get("text") == "got p1-m1"
+                            for c in fleet.emulator.calls("sendMessage")))
+    os.kill(victim.pid, signal.SIGKILL)
+    fleet.workers(2)
+    time.sleep(2)  # the new workers' release timers see the message still waiting
+    fleet.say("pia", "and p1-m2")
+    fleet.until(lambda: "got p1-m2" in fleet.texts_to("pia"))
+    fleet.until(fleet.queue_empty)
+    time.sleep(1.5)  # a second answer would come now
+    assert fleet.texts_to("pia") == ["got p1-m1", "got p1-m2"]
+    assert fleet.sql("SELECT count(*) FROM tactful_send.sends WHERE state = 'pending'") == "1"
