@@ -152,7 +152,7 @@ class App:
             from tactful.core.companion import erasure
 
             for platform in chats:
-                erasure.register_for_forget(platform)
+                erasure.register_for_forget(platform, self.config.companion.database)
         return []
 
     def after_memory_change(self) -> None:

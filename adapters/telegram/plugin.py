@@ -42,7 +42,18 @@ class Companion:
     chats: Chats = CHATS  # so that `tactful forget` reaches the companion's store
 
     def wanted(self, app: App) -> bool:
-        return app.config.platform(NAME).mode == "companion"
+        # With companion.database, the companion runs as one poller and many workers
+        # (`tactful companion poll` / `worker`), never inside `tactful run`: two getUpdates
+        # consumers would steal each other's updates.
+        return app.config.platform(NAME).mode == "companion" and \
+            not app.config.companion.database
+
+    def _many(self, app: App) -> None:
+        from tactful.core.errors import BadInput
+
+        if app.config.platform(NAME).mode != "companion":
+            raise BadInput("companion: platforms.telegram.mode is not companion; set it "
+                           "(docs/companion.md, \"Running on many workers\")")
 
     def serve(self, app: App, log: EventLog, stop: threading.Event) -> None:
         import asyncio
@@ -50,6 +61,24 @@ class Companion:
         from tactful.adapters.telegram.companion import serve
 
         asyncio.run(serve(app, log, stop))
+
+    def poll(self, app: App, log: EventLog, stop: threading.Event) -> None:
+        """The one poller of many workers (docs/companion.md, "Running on many workers")."""
+        import asyncio
+
+        from tactful.adapters.telegram.workers import serve_poller
+
+        self._many(app)
+        asyncio.run(serve_poller(app, log, stop))
+
+    def work(self, app: App, log: EventLog, stop: threading.Event) -> None:
+        """One of the workers that answer from the shared queue."""
+        import asyncio
+
+        from tactful.adapters.telegram.workers import serve_worker
+
+        self._many(app)
+        asyncio.run(serve_worker(app, log, stop))
 
 
 class Demo:

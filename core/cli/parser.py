@@ -388,6 +388,14 @@ def _companion(b: _Builder) -> None:
                              help="run the memory pass now: rewrite the notes of quiet chats")
     now.set_defaults(target="tactful.core.cli.companion:memory_pass")
     now.add_argument("--bot", metavar="NAME", help="only this bot (default: every bot)")
+    actions.add_parser("poll", parents=[b.common],
+                       help="many workers: take the platform's updates into the shared "
+                       "PostgreSQL queue (run one), until SIGTERM").set_defaults(
+        target="tactful.core.cli.companion:poll")
+    actions.add_parser("worker", parents=[b.common],
+                       help="many workers: answer from the shared PostgreSQL queue (run "
+                       "several), until SIGTERM").set_defaults(
+        target="tactful.core.cli.companion:worker")
 
 
 def _config(b: _Builder) -> None:

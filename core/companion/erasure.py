@@ -60,37 +60,52 @@ def export(home: Path, bot: str, chat_id: int) -> bytes:
 
 
 def erase_person(chats: ChatPlatform, root: Path, platform: str, handle: str,
-                 person_id: str | None = None) -> int:
+                 person_id: str | None = None, *, database: str | None = None) -> int:
     """`tactful forget`'s part in the companion on one chat platform: the person's private chat
     with every bot is deleted as /delete deletes it; in a group, what they wrote that still
     waits for an answer goes, and so does their name as the group's last writer (a group's
     history is everyone's: it stays). A private chat is theirs when it is with the user named
     by the handle (their username, or their numeric id) or by the stable id in their file.
-    Returns how many private chats went."""
+    With `database` (many workers), the stores are the bots' schemas there. Returns how many
+    private chats went."""
     folder = root / "companion"
-    if platform != chats.name or not folder.is_dir():
+    if platform != chats.name or (database is None and not folder.is_dir()):
         return 0
     ids = {int(x) for x in (handle, person_id) if x is not None and x.isdigit()}
+    if database is not None:
+        from tactful.core.companion.postgres import PostgresStore, bots
+
+        found = bots(database)
+    else:
+        found = sorted(p.name for p in folder.iterdir() if (p / "companion.sqlite").is_file())
     erased = 0
-    for bot in sorted(p.name for p in folder.iterdir() if (p / "companion.sqlite").is_file()):
-        store = CompanionStore(root, bot)
+    for bot in found:
+        store = CompanionStore(root, bot) if database is None else \
+            PostgresStore(root, bot, database, check=False)
         try:
-            for user in store.users():
-                person = chats.person_of(user.chat_id)
-                if person is not None and (person in ids or user.handle == handle):
-                    delete(store, root, bot, user.chat_id)
-                    erased += 1
-                elif person is None:
-                    theirs = [p.message_id for p in store.pending(user.chat_id)
-                              if p.handle == handle or p.user_id in ids]
-                    if theirs:
-                        store.drop_pending(user.chat_id, theirs)
-                    if user.handle == handle:
-                        store.clear_handle(user.chat_id)  # the group's last writer was them
-                    if theirs or user.handle == handle:
-                        store.vacuum()
+            erased += _erase_in(store, chats, root, bot, handle, ids)
         finally:
             store.close()
+    return erased
+
+
+def _erase_in(store: CompanionStore, chats: ChatPlatform, root: Path, bot: str, handle: str,
+              ids: set[int]) -> int:
+    erased = 0
+    for user in store.users():
+        person = chats.person_of(user.chat_id)
+        if person is not None and (person in ids or user.handle == handle):
+            delete(store, root, bot, user.chat_id)
+            erased += 1
+        elif person is None:
+            theirs = [p.message_id for p in store.pending(user.chat_id)
+                      if p.handle == handle or p.user_id in ids]
+            if theirs:
+                store.drop_pending(user.chat_id, theirs)
+            if user.handle == handle:
+                store.clear_handle(user.chat_id)  # the group's last writer was them
+            if theirs or user.handle == handle:
+                store.vacuum()
     return erased
 
 
@@ -108,13 +123,14 @@ def erase_trace(root: Path, trace: Trace) -> int:
     return gone
 
 
-def register_for_forget(chats: ChatPlatform) -> None:
+def register_for_forget(chats: ChatPlatform, database: str | None = None) -> None:
     """Register the companion's store on this chat platform with memory's forget (the
-    application does this, for every companion a plugin offers, when it forgets)."""
+    application does this, for every companion a plugin offers, when it forgets); `database`:
+    the PostgreSQL one of many workers (`companion.database`)."""
     from functools import partial
 
     from tactful.core.memory import forgetting
 
     forgetting.register_store(f"{chats.name} companion chats deleted",
-                              partial(erase_person, chats))
+                              partial(erase_person, chats, database=database))
     forgetting.register_traced_store("companion chat lines blanked", erase_trace)

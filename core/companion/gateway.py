@@ -25,7 +25,7 @@ import asyncio
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
@@ -133,7 +133,10 @@ class Gateway:
     def __init__(self, *, home: Path, bot: str, config: CompanionConfig, persona_name: str,
                  default_tz: str, responder: Responder, channel: Channel, gate: Gate,
                  log: EventLog, clock: Callable[[], datetime],
-                 rng: random.Random | None = None, sleep: Sleep = asyncio.sleep) -> None:
+                 rng: random.Random | None = None, sleep: Sleep = asyncio.sleep,
+                 stores: Callable[[], CompanionStore] | None = None,
+                 chat_mutex: Callable[[int], AbstractAsyncContextManager[None]] | None = None,
+                 ) -> None:
         self.home, self.bot, self.config = home, bot, config
         self.persona = persona_block(persona_name, config.prompt)
         self.default_tz = config.default_timezone or default_tz
@@ -143,7 +146,11 @@ class Gateway:
         self.rng = rng or random.Random()  # noqa: S311 — jitter, not security
         self.sleep = sleep
         self.timers = Timers.of(config)
-        self.store = CompanionStore(home, bot)
+        # Many workers (docs/companion.md, "Running on many workers") bring a store of their
+        # shared database, and a mutex that keeps a chat's turns apart across processes.
+        self._stores = stores or (lambda: CompanionStore(home, bot))
+        self._chat_mutex = chat_mutex
+        self.store = self._stores()
         self.turns = asyncio.Semaphore(config.parallel_turns)
         # Drafts run in threads of their own: a draft that outlives its turn (a responder
         # ignoring its timeout) must not take the threads the next turns need.
@@ -380,6 +387,14 @@ class Gateway:
             async with entry.lock:
                 pass
 
+    async def idle(self, chat_id: int) -> None:
+        """Wait until this chat's join pause and the turn it leads to are over (a worker hands
+        the chat on only then: docs/companion.md, "Running on many workers")."""
+        while (buffer := self._buffers.get(chat_id)) is not None and buffer.timer is not None:
+            await asyncio.wait([buffer.timer])  # never cancels the turn, even when we are
+            if self._buffers.get(chat_id) is buffer and buffer.timer.done():
+                break
+
     # ---- one turn ---------------------------------------------------------------------------
 
     @asynccontextmanager
@@ -390,7 +405,11 @@ class Gateway:
         entry.users += 1
         try:
             async with entry.lock:
-                yield
+                if self._chat_mutex is None:
+                    yield
+                else:
+                    async with self._chat_mutex(chat_id):
+                        yield
         finally:
             entry.users -= 1
             if entry.users == 0:
@@ -632,7 +651,7 @@ class Gateway:
         from tactful.core.companion import notes
 
         def job() -> notes.PassReport:
-            store = CompanionStore(self.home, self.bot)  # a connection of the worker thread's own
+            store = self._stores()  # a connection of the worker thread's own
             try:
                 return notes.run_pass(store, self.home, self.bot, self.responder, self.clock(),
                                       quiet_minutes=self.config.quiet_minutes,

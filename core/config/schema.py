@@ -680,6 +680,17 @@ def _quiet_hours(text: str) -> str:
     return f"{int(match.group(1))}-{int(match.group(2))}"
 
 
+def _database(text: str) -> str:
+    # Parsed by libpq's rules only when the companion connects (psycopg is not imported to
+    # read a config); a password is refused here: secrets never live in the YAML.
+    lowered = text.lower()
+    if "password=" in lowered or re.match(r"postgres(ql)?://[^/@]*:[^/@]*@", lowered):
+        raise Invalid("a connection string without a password",
+                      "put the password in ~/.pgpass or a libpq service file",
+                      found="one with a password (not shown)")
+    return text.strip()
+
+
 COMPANION = Section(
     CompanionConfig,
     (
@@ -709,6 +720,9 @@ COMPANION = Section(
         Field("checkins_per_week", Integer(minimum=0)),
         Field("unanswered_before_backoff", Integer(minimum=1)),
         Field("groups", Boolean()),
+        Field("database", Text(expected="a PostgreSQL connection string without a password, "
+                               "e.g. postgresql://tactful@db.internal/tactful",
+                               check=_database), optional=True),
     ),
 )
 _PLUGIN_EXPECTED = "a plugin name (an entry-point name of the group tactful, e.g. x or routines)"

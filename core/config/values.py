@@ -139,6 +139,9 @@ class CompanionConfig:
     checkins_per_week: int = 2
     unanswered_before_backoff: int = 2
     groups: bool = False  # answer in group chats too (off: ignored)
+    # PostgreSQL shared by many workers (docs/companion.md, "Running on many workers"); None:
+    # the embedded SQLite store, one process. A libpq DSN without a password.
+    database: str | None = None
 
 
 @dataclass(frozen=True)
