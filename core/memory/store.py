@@ -13,7 +13,7 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from tactful.core.errors import MemoryUnavailable
 from tactful.core.memory import identity, personfile
@@ -24,6 +24,10 @@ from tactful.core.memory.settings import MemorySettings
 
 T = TypeVar("T")
 BATCH_FILES = 1000
+# `<home>/people/.staging/`: where a person file is written before it takes its name. Hidden
+# (every scan of people/ passes over names starting with '.'), and beside the platform folders,
+# on the same file system, so the rename into place stays atomic.
+STAGING = ".staging"
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,8 @@ class People:
             if self._batched is not None:
                 self._prepared.add(people)  # a batch does not ask again for every file
         path = self.home.person_path(platform, handle)
+        stage = self.home.root / "people" / STAGING
+        self.home.prepare_folder(stage)
         try:
             with locked(self.home.person_lock(platform, handle), what=f"{platform}/@{handle}"):
                 person = self.load(platform, handle) or new_person(platform, handle,
@@ -114,23 +120,29 @@ class People:
                 result = mutate(person)
                 refresh(person, self.settings)
                 text = personfile.dumps(person, self.settings.tz)
-                with identity.held(self.home, platform):
-                    # Under the map's lock from the temp file on: making it changes the
-                    # folder's mtime too, which another writer must not take for a hand edit.
-                    # A change behind tactful's back (a hand edit) must not be stamped over.
-                    behind = identity.is_stale(self.home, platform)
-                    staged = Staged(path, text, durable=self._batched is None)
-                    staged.replace()
-                    written = Written(person, text, staged.written)
-                    if behind:
-                        identity.rebuild_held(self.home, platform)
-                    else:
-                        if person.id is not None:
-                            identity.record(self.home, platform, person.id, handle)
+                # Written and fsynced in the staging folder, outside the id map's lock: the
+                # platform's folder does not change until the rename, so writers of the
+                # platform share that lock only for the rename and the map's markers.
+                staged = Staged(path, text, durable=self._batched is None, stage=stage)
+                try:
+                    with identity.held(self.home, platform):
+                        # A change behind tactful's back (a hand edit) must not be stamped
+                        # over: judged before this write changes the folder.
+                        behind = identity.is_stale(self.home, platform)
+                        staged.replace()
+                        written = Written(person, text, staged.written)
+                        if behind:
+                            identity.rebuild_held(self.home, platform)
                         else:
-                            identity.touch_stamp(self.home, platform)
-                        identity.record_links(self.home, platform, handle,
-                                              [a.ref for a in person.aka])
+                            if person.id is not None:
+                                identity.record(self.home, platform, person.id, handle)
+                            else:
+                                identity.touch_stamp(self.home, platform)
+                            identity.record_links(self.home, platform, handle,
+                                                  [a.ref for a in person.aka])
+                finally:
+                    staged.discard()  # a temp file that never took its name goes
+                _note_written(self.home, platform, handle)
                 staged.settle()
                 if self._batched is not None:
                     self._batched.append(path)
@@ -159,3 +171,22 @@ class People:
             if other is not None and other.id == person_id:
                 found.append(other)
         return found
+
+
+def _note_written(home: Home, platform: str, handle: str) -> None:
+    """Tell the index's change journal (core/memory/changes.py) which file was just written, so
+    a reader re-checks that file instead of every file (docs/search-and-desk.md). Looked up
+    when called: without the journal module, the index finds the change by its scan."""
+    global _changes
+    if _changes is None:
+        import importlib
+
+        try:
+            _changes = importlib.import_module("tactful.core.memory.changes")
+        except ImportError:
+            _changes = False
+    if _changes:
+        _changes.note_written(home, platform, handle)
+
+
+_changes: Any = None  # the journal module once looked up; False when there is none
