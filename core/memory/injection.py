@@ -1593,6 +1593,10 @@ def _first_in(
         if not wanted:
             continue
         for pattern in patterns:
+            if pattern.near is not None and not _near_spans(pattern.near, text, nearby)[0]:
+                # No partner anywhere in the text: no match of this pattern could count, so
+                # its regex (a family can have dozens of alternatives) is not run at all.
+                continue
             if pattern.anchored:
                 first = pattern.regex.match(text, 0, end) if start == 0 else None
                 matches: Iterator[re.Match[str]] = iter((first,) if first else ())
@@ -1613,6 +1617,19 @@ def _first_in(
     return None
 
 
+def _near_spans(
+    near: re.Pattern[str],
+    text: str,
+    nearby: dict[int, tuple[list[int], list[int]]],
+) -> tuple[list[int], list[int]]:
+    """The starts and ends of every match of `near` in the whole text, found once per text."""
+    spans = nearby.get(id(near))
+    if spans is None:
+        found = [n.span() for n in near.finditer(text)]
+        spans = nearby[id(near)] = ([s for s, _ in found], [e for _, e in found])
+    return spans
+
+
 def _is_near(
     pattern: _Pattern,
     m: re.Match[str],
@@ -1620,11 +1637,7 @@ def _is_near(
     nearby: dict[int, tuple[list[int], list[int]]],
 ) -> bool:
     assert pattern.near is not None
-    spans = nearby.get(id(pattern.near))
-    if spans is None:
-        found = [n.span() for n in pattern.near.finditer(text)]
-        spans = nearby[id(pattern.near)] = ([s for s, _ in found], [e for _, e in found])
-    starts, ends = spans
+    starts, ends = _near_spans(pattern.near, text, nearby)
     # finditer's matches do not overlap, so starts and ends are both sorted.
     i = bisect_left(starts, m.start())
     if i < len(starts) and starts[i] <= m.end() + pattern.after:

@@ -28,6 +28,7 @@ BATCH_FILES = 1000
 # (every scan of people/ passes over names starting with '.'), and beside the platform folders,
 # on the same file system, so the rename into place stays atomic.
 STAGING = ".staging"
+SETTLE_THREADS = 16  # fsyncs in flight at once when a batch settles
 
 
 @dataclass(frozen=True)
@@ -70,17 +71,17 @@ class People:
             self._prepared.clear()
 
     def _settle(self) -> None:
-        """Every file of the batch on disk, then each folder once (the renames)."""
+        """Every file of the batch on disk, then each folder once (the renames). The fsyncs
+        run side by side: the file system commits its journal once for many of them, where
+        one after another each would wait for a commit of its own."""
         if not self._batched:
             return
-        for path in dict.fromkeys(self._batched):
-            with contextlib.suppress(FileNotFoundError):  # forgotten since: nothing to keep
-                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-        for folder in dict.fromkeys(path.parent for path in self._batched):
+        from concurrent.futures import ThreadPoolExecutor
+
+        files = list(dict.fromkeys(self._batched))
+        with ThreadPoolExecutor(max_workers=min(SETTLE_THREADS, len(files))) as pool:
+            list(pool.map(_fsync_file, files))
+        for folder in dict.fromkeys(path.parent for path in files):
             fsync_folder(folder)
         self._batched.clear()
 
@@ -190,3 +191,12 @@ def _note_written(home: Home, platform: str, handle: str) -> None:
 
 
 _changes: Any = None  # the journal module once looked up; False when there is none
+
+
+def _fsync_file(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):  # forgotten since: nothing to keep
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
