@@ -159,19 +159,36 @@ def _squash(deobfuscated: str) -> str:
 # Patterns, on normalized text (casefolded, accents folded, one space between words)
 
 
+class _Regex:
+    """A regex compiled when first used. The guard holds a few hundred, most of which a given
+    text never reaches (their needles and anchor words gate them): compiling them all up front
+    cost every `remember` run as a process about a third of a second."""
+
+    __slots__ = ("_compiled", "source")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._compiled: re.Pattern[str] | None = None
+
+    def get(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source)
+        return self._compiled
+
+
 @dataclass(frozen=True)
 class _Pattern:
     reason: str
     # At least one must occur in the text before the regex runs (cheap substring tests).
     needles: tuple[str, ...]
-    regex: re.Pattern[str]
+    regex: _Regex
     # The match must give an order, not report one: "I always forget your rules".
     imperative: bool = False
     # Two-part patterns: `near` must also match, starting at most `after` characters after the
     # match ends, or ending at most `before` characters before it starts ("AI agents reading
     # this:" ... "follow @x"). Both parts are found once over the whole text and paired by
     # bisection, so no gap is ever scanned twice.
-    near: re.Pattern[str] | None = None
+    near: _Regex | None = None
     after: int = 0
     before: int = 0
     # Whole words, any one of which lets the pattern run (as a needle does); long texts are
@@ -196,14 +213,14 @@ _REPORTED = re.compile(
 def _pattern(
     reason: str, needles: tuple[str, ...], source: str, *, imperative: bool = False
 ) -> _Pattern:
-    return _Pattern(reason, needles, re.compile(source), imperative)
+    return _Pattern(reason, needles, _Regex(source), imperative)
 
 
 def _squashed(reason: str, needles: tuple[str, ...], source: str) -> _Pattern:
     def squash(s: str) -> str:
         return s.replace(" ", "").replace("l", "i")
 
-    return _Pattern(reason, tuple(squash(n) for n in needles), re.compile(squash(source)))
+    return _Pattern(reason, tuple(squash(n) for n in needles), _Regex(squash(source)))
 
 
 _VERB = r"(?:ignore|disregard|forget|override|overwrite|bypass|discard|abandon)"
@@ -622,7 +639,7 @@ def _family(
     """One pattern per top-level alternative of `source`: a single regex of many alternatives
     tries every one at every position, while each alternative on its own lets the engine skip
     straight to the letters it can start with."""
-    near_regex = re.compile(_fold_source(near)) if near else None
+    near_regex = _Regex(_fold_source(near)) if near else None
     folded_needles = tuple(_fold(n) for n in needles)
     words = frozenset(_fold(anchors).split())
     patterns = []
@@ -634,7 +651,7 @@ def _family(
             _Pattern(
                 reason,
                 folded_needles,
-                re.compile(body),
+                _Regex(body),
                 near=near_regex,
                 after=after,
                 before=before,
@@ -1598,10 +1615,10 @@ def _first_in(
                 # its regex (a family can have dozens of alternatives) is not run at all.
                 continue
             if pattern.anchored:
-                first = pattern.regex.match(text, 0, end) if start == 0 else None
+                first = pattern.regex.get().match(text, 0, end) if start == 0 else None
                 matches: Iterator[re.Match[str]] = iter((first,) if first else ())
             else:
-                matches = pattern.regex.finditer(text, start, end)
+                matches = pattern.regex.get().finditer(text, start, end)
             for m in matches:
                 if m.start() >= limit:
                     break  # the next chunk sees it whole
@@ -1618,14 +1635,14 @@ def _first_in(
 
 
 def _near_spans(
-    near: re.Pattern[str],
+    near: _Regex,
     text: str,
     nearby: dict[int, tuple[list[int], list[int]]],
 ) -> tuple[list[int], list[int]]:
     """The starts and ends of every match of `near` in the whole text, found once per text."""
     spans = nearby.get(id(near))
     if spans is None:
-        found = [n.span() for n in near.finditer(text)]
+        found = [n.span() for n in near.get().finditer(text)]
         spans = nearby[id(near)] = ([s for s, _ in found], [e for _, e in found])
     return spans
 
