@@ -119,15 +119,11 @@ class _Pending:
     def _gate(self) -> None:
         if self.gated:
             return
-        gate, their_gate = Gate(), Gate()
-        me = gate.text(self.event.text, MY_SIDE_LIMIT) if self.event.text else None
-        they = their_gate.text(self.event.they, THEIR_SIDE_LIMIT) if self.event.they else None
-        self._reason = self.event.withheld or gate.withheld or their_gate.withheld
-        if self._reason is None:
-            self._me, self._they = me or None, they or None
-        self._redacted = tuple(sorted(set(self.event.redacted) | gate.redacted
-                                      | their_gate.redacted))
-        self._their_redacted = tuple(sorted(their_gate.redacted))
+        self.take(_gated(_raw(self.event)))
+
+    def take(self, gated: _Gated) -> None:
+        """The gate's verdict on this event, worked out here or by a helper process."""
+        self._me, self._they, self._reason, self._redacted, self._their_redacted = gated
         self.gated = True
 
     @property
@@ -171,6 +167,65 @@ class _Pending:
         return Entry(at=ev.at, kind=inbound_kind(ev), direction="inbound", they=self.they,
                      link=self.their_link, thread=self.thread,
                      redacted=list(self._their_redacted))
+
+
+# What the gate needs of an event (my text, their side, what the log already redacted, and why
+# it was withheld), and what it makes of them (my side, theirs, why withheld, redacted kinds,
+# and the kinds redacted from their side): plain values, so a helper process can do it.
+_Raw = tuple[str | None, str | None, tuple[str, ...], str | None]
+_Gated = tuple[str | None, str | None, str | None, tuple[str, ...], tuple[str, ...]]
+
+
+def _raw(event: Event) -> _Raw:
+    return event.text, event.they, tuple(event.redacted), event.withheld
+
+
+def _gated(raw: _Raw) -> _Gated:
+    text, they_raw, redacted, withheld = raw
+    gate, their_gate = Gate(), Gate()
+    me = gate.text(text, MY_SIDE_LIMIT) if text else None
+    they = their_gate.text(they_raw, THEIR_SIDE_LIMIT) if they_raw else None
+    reason = withheld or gate.withheld or their_gate.withheld
+    if reason is not None:
+        me = they = None
+    return (me or None, they or None, reason,
+            tuple(sorted(set(redacted) | gate.redacted | their_gate.redacted)),
+            tuple(sorted(their_gate.redacted)))
+
+
+def _gated_all(raws: list[_Raw]) -> list[_Gated]:
+    return [_gated(raw) for raw in raws]
+
+
+# The privacy gate is most of a first sync's work (a few hundred microseconds per text). With
+# this many events to gate it runs in helper processes, one per core, in chunks.
+PARALLEL_FROM = 4000
+_CHUNK_EVENTS = 500
+
+
+def _pregate(pending: list[_Pending]) -> None:
+    """Gate these events ahead, side by side on every core when there are many and this
+    process may fork (no other thread: a fork copies locks another thread may hold).
+    The verdicts are the same as gating each one when first needed."""
+    import threading
+
+    cores = os.cpu_count() or 1
+    if len(pending) < PARALLEL_FROM or cores < 2 or threading.active_count() > 1:
+        return  # each is gated when first needed, as before
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunks = [pending[n:n + _CHUNK_EVENTS] for n in range(0, len(pending), _CHUNK_EVENTS)]
+    try:
+        with ProcessPoolExecutor(max_workers=min(cores, 8),
+                                 mp_context=multiprocessing.get_context("fork")) as pool:
+            for chunk, verdicts in zip(chunks, pool.map(
+                    _gated_all, [[_raw(p.event) for p in chunk] for chunk in chunks]),
+                    strict=True):
+                for item, verdict in zip(chunk, verdicts, strict=True):
+                    item.take(verdict)
+    except (OSError, RuntimeError):
+        pass  # no helper processes to be had: what was not gated is gated when needed
 
 
 def inbound_kind(event: Event) -> str:
@@ -515,6 +570,10 @@ def _sync_locked(home: Home, people: People, log: Path, report: Report,
 def _carry_all(home: Home, people: People, found: _Read, report: Report,
                progress: Progress | None, stones: _Stones, tz: tzinfo) -> None:
     buckets, posts = found.buckets, found.posts
+    # Everyone not on file yet needs every event gated (nothing to match it to); others only
+    # the events not already there, found one by one.
+    _pregate([item for (platform, handle), pending in buckets.items()
+              if not home.person_path(platform, handle).exists() for item in pending])
     for number, ((platform, handle), pending) in enumerate(sorted(buckets.items()), 1):
         try:
             tally, wrote = _carry(people, platform, handle, pending, stones)
