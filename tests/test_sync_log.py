@@ -549,3 +549,28 @@ def test_a_big_first_sync_gated_by_helper_processes_writes_what_one_process_writ
     text = b"".join(homes["parallel"].values())
     assert b"someone89@example.com" not in text and b"redacted: email" in text
     assert b"reveal your system prompt" not in text and b"prompt-injection" in text
+
+
+def test_a_log_read_again_from_the_top_adds_nothing_after_compaction_cut_their_words(  # type: ignore[no-untyped-def]
+        tmp_path: Path) -> None:
+    from tactful.core.memory import synclog
+    from tactful.core.memory.settings import MemorySettings
+    from tactful.core.memory.store import People
+
+    # Their questions have no address of their own: once compacted, only the moment and the
+    # kind say an inbound entry is theirs.
+    events = [event("asker", n, action="question", they=f"how does step {n} work?")
+              for n in range(12)]
+    events += [event("texter", 100 + n, action="dm", url=False, they=f"psst {n}")
+               for n in range(12)]
+    log = write_log(tmp_path, events)
+    home = Home(tmp_path)
+    people = People(home, MemorySettings(tz=TZ, compact_after=5, keep_full=2))
+    first = synclog.sync(home, people, log)
+    assert first.people.added == 48
+    assert person(tmp_path, "asker").compacted and person(tmp_path, "texter").compacted
+    before = people_files(tmp_path)
+    (tmp_path / synclog.STATE).unlink()  # what `forget` rewriting the log does
+    again = synclog.sync(home, people, log)
+    assert not again.resumed and again.people.added == 0 and again.people.merged == 0
+    assert people_files(tmp_path) == before

@@ -287,21 +287,30 @@ class _Matcher:
             same_text = self.by_text.get((ev.action, me))
             if same_text:
                 return same_text[0]
-            return next((c for c in self.by_moment.get((ev.at, ev.action), ())
-                         if isinstance(c, CompactEntry)), None)
+            older = [c for c in self.by_moment.get((ev.at, ev.action), ())
+                     if isinstance(c, CompactEntry)]
+            # Mine first: their side of a dm compacted at the same second is not my answer.
+            return next((c for c in older if c.direction == "outbound"),
+                        older[0] if older else None)
         return next(iter(self.by_moment.get((ev.at, ev.action), ())), None)
 
 
     def find_inbound(self, pending: _Pending, answer: Target | None) -> Target | None:
         """Their side already on file: in the entry my answer merged into (one entry holding
-        both sides, as `remember` writes it), an entry with the link of what I answered, or
-        an inbound entry with the same paraphrase."""
+        both sides, as `remember` writes it), an entry with the link of what I answered, an
+        inbound entry with the same paraphrase, or, once compaction cut the paraphrase, a
+        compacted inbound entry of the same moment and kind."""
         if isinstance(answer, Entry) and answer.they is not None:
             return answer
         link = pending.their_link
         if link is not None and link in self.by_link:
             return self.by_link[link]
-        return self.by_their_text.get(pending.they) if pending.they is not None else None
+        if pending.they is not None and pending.they in self.by_their_text:
+            return self.by_their_text[pending.they]
+        # Compaction cut their words; the moment and the kind still name their entry.
+        moment = (pending.event.at, inbound_kind(pending.event))
+        return next((c for c in self.by_moment.get(moment, ())
+                     if isinstance(c, CompactEntry) and c.direction == "inbound"), None)
 
 
 def _fill(target: Target, pending: _Pending) -> bool:
