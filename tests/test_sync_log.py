@@ -574,3 +574,33 @@ def test_a_log_read_again_from_the_top_adds_nothing_after_compaction_cut_their_w
     again = synclog.sync(home, people, log)
     assert not again.resumed and again.people.added == 0 and again.people.merged == 0
     assert people_files(tmp_path) == before
+
+
+def test_an_unchanged_log_is_not_read_again_but_an_edit_with_its_old_mtime_is(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    import time
+
+    log = write_log(home, [event("una", n) for n in range(4)])
+    time.sleep(1.2)  # the log still for a while, as a log between two syncs is
+    assert "4 events read (from the top)" in cli("sync-log").out
+    state = json.loads((home / ".sync-state.json").read_text())
+    [mark] = state["logs"].values()
+    assert mark["size"] == log.stat().st_size  # the stat the next run compares with
+    rerun = cli("sync-log")
+    assert "0 events read (new since the last sync)" in rerun.out and rerun.code == 0
+    # The same length, the old mtime put back by hand: the ctime still moved, so it is read.
+    old = log.stat()
+    log.write_text(log.read_text().replace("/status/1001", "/status/9001"))
+    os.utime(log, ns=(old.st_atime_ns, old.st_mtime_ns))
+    edited = cli("sync-log")
+    assert "4 events read (from the top)" in edited.out and "1 added" in edited.out
+
+
+def test_a_log_written_just_before_the_sync_is_checked_by_its_hash_next_time(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    log = write_log(home, [event("vic", n) for n in range(3)])
+    assert "3 events read (from the top)" in cli("sync-log").out
+    [mark] = json.loads((home / ".sync-state.json").read_text())["logs"].values()
+    assert "ctime_ns" not in mark  # file times are coarse: a same-tick edit could hide
+    log.write_text(log.read_text().replace("/status/1001", "/status/9001"))
+    assert "1 added" in cli("sync-log").out
