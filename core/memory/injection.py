@@ -1526,14 +1526,6 @@ _FAMILIES: tuple[_Pattern, ...] = tuple(
 )
 
 
-def _any_in(needles: tuple[str, ...], text: str) -> bool:
-    # A plain loop: any() over a generator costs more than the substring tests themselves.
-    for needle in needles:  # noqa: SIM110
-        if needle in text:
-            return True
-    return False
-
-
 # Long texts are judged in overlapping chunks. Every pattern's match is far shorter than the
 # overlap, so a match that starts in a chunk ends inside its window; the gates then run per
 # chunk, and a pattern only scans the chunks that hold its needles or anchor words.
@@ -1549,27 +1541,57 @@ def _wordish(ch: str) -> bool:
 # Consecutive patterns that share their needles and anchor words form one group, so a group's
 # gate is judged once; order (and so which reason wins) is kept.
 _Group = tuple[tuple[str, ...], frozenset[str], tuple[_Pattern, ...]]
+
+
+@dataclass(frozen=True)
+class _Gates:
+    """Which groups each needle and each anchor word lets run. A chunk tests every needle once
+    and looks its words up once, instead of testing the gates group by group."""
+
+    needles: tuple[str, ...]
+    by_needle: dict[str, tuple[int, ...]]
+    words: frozenset[str]
+    by_word: dict[str, tuple[int, ...]]
+    always: tuple[int, ...]
+
+
 # Keyed by the tuple's id, holding the tuple itself so the id can never be reused by another.
-_GROUPED: dict[int, tuple[tuple[_Pattern, ...], tuple[_Group, ...]]] = {}
+_GROUPED: dict[int, tuple[tuple[_Pattern, ...], tuple[_Group, ...], _Gates]] = {}
 
 
 def _groups(patterns: tuple[_Pattern, ...]) -> tuple[_Group, ...]:
+    return _grouped(patterns)[0]
+
+
+def _grouped(patterns: tuple[_Pattern, ...]) -> tuple[tuple[_Group, ...], _Gates]:
     cached = _GROUPED.get(id(patterns))
     if cached is not None and cached[0] is patterns:
-        return cached[1]
+        return cached[1], cached[2]
     groups: list[_Group] = []
     for pattern in patterns:
         if groups and groups[-1][0] is pattern.needles and groups[-1][1] is pattern.anchors:
             groups[-1] = (pattern.needles, pattern.anchors, (*groups[-1][2], pattern))
         else:
             groups.append((pattern.needles, pattern.anchors, (pattern,)))
-    _GROUPED[id(patterns)] = (patterns, tuple(groups))
-    return tuple(groups)
+    by_needle: dict[str, list[int]] = {}
+    by_word: dict[str, list[int]] = {}
+    always = []
+    for index, (needles, anchors, _) in enumerate(groups):
+        for needle in needles:
+            by_needle.setdefault(needle, []).append(index)
+        for word in anchors:
+            by_word.setdefault(word, []).append(index)
+        if not (needles or anchors):
+            always.append(index)
+    gates = _Gates(tuple(by_needle), {k: tuple(v) for k, v in by_needle.items()},
+                   frozenset(by_word), {k: tuple(v) for k, v in by_word.items()}, tuple(always))
+    _GROUPED[id(patterns)] = (patterns, tuple(groups), gates)
+    return tuple(groups), gates
 
 
 def _first(patterns: tuple[_Pattern, ...], text: str) -> str | None:
     nearby: dict[int, tuple[list[int], list[int]]] = {}
-    groups = _groups(patterns)
+    groups, gates = _grouped(patterns)
     size = len(text)
     for start in range(0, max(size, 1), _CHUNK):
         end = min(size, start + _CHUNK + _OVERLAP)
@@ -1577,7 +1599,7 @@ def _first(patterns: tuple[_Pattern, ...], text: str) -> str | None:
         # starts in the overlap to the next chunk, which sees it whole.
         limit = start + _CHUNK if end < size else size
         chunk = text if start == 0 and end == size else text[start:end]
-        reason = _first_in(groups, text, chunk, start, end, limit, nearby)
+        reason = _first_in(groups, gates, text, chunk, start, end, limit, nearby)
         if reason:
             return reason
         if end == size:
@@ -1587,6 +1609,7 @@ def _first(patterns: tuple[_Pattern, ...], text: str) -> str | None:
 
 def _first_in(
     groups: tuple[_Group, ...],
+    gates: _Gates,
     text: str,
     chunk: str,
     start: int,
@@ -1594,21 +1617,15 @@ def _first_in(
     limit: int,
     nearby: dict[int, tuple[list[int], list[int]]],
 ) -> str | None:
-    needled: dict[int, bool] = {}
-    words: frozenset[str] | None = None
-    for needles, anchors, patterns in groups:
-        wanted = not (needles or anchors)
-        if needles:
-            found = needled.get(id(needles))
-            if found is None:
-                found = needled[id(needles)] = _any_in(needles, chunk)
-            wanted = found
-        if not wanted and anchors:
-            if words is None:
-                words = frozenset(_WORDS.findall(chunk))
-            wanted = not anchors.isdisjoint(words)
-        if not wanted:
-            continue
+    # A group runs when one of its needles is in the chunk, or one of its anchor words is.
+    wanted = set(gates.always)
+    for needle in [n for n in gates.needles if n in chunk]:
+        wanted.update(gates.by_needle[needle])
+    if gates.words:
+        for word in gates.words.intersection(_WORDS.findall(chunk)):
+            wanted.update(gates.by_word[word])
+    for index in sorted(wanted):
+        patterns = groups[index][2]
         for pattern in patterns:
             if pattern.near is not None and not _near_spans(pattern.near, text, nearby)[0]:
                 # No partner anywhere in the text: no match of this pattern could count, so

@@ -47,7 +47,9 @@ AfterWrite = Callable[[Written], None]
 class People:
     home: Home
     settings: MemorySettings = field(default_factory=MemorySettings)
-    # Called after every successful write (the index and the desk hang here).
+    # Called after every successful write outside a batch (the index hangs here). A batch
+    # leaves what is derived to its next reader, which checks the files against what it holds:
+    # one catch-up for the whole batch instead of one index transaction per file.
     after_write: list[AfterWrite] = field(default_factory=list)
     # Inside `batch`: files are replaced atomically but made durable together at its end.
     _batched: list[Path] | None = field(default=None, init=False, repr=False)
@@ -58,7 +60,8 @@ class People:
         """Many writes, durable together: each file is still replaced atomically (a reader sees
         the old version or the new, whole), but made durable every BATCH_FILES files and at
         the end, one fsync per file and one per folder, instead of two per write. What runs
-        after the batch (sync-log's checkpoint) may count on every write in it being on disk."""
+        after the batch (sync-log's checkpoint) may count on every write in it being on disk.
+        The `after_write` hooks are not called inside a batch (see there)."""
         if self._batched is not None:
             yield
             return
@@ -151,8 +154,9 @@ class People:
                         self._settle()
         except OSError as exc:
             raise unwritable(path, exc) from exc
-        for hook in self.after_write:
-            hook(written)
+        if self._batched is None:
+            for hook in self.after_write:
+                hook(written)
         return person, result
 
     def same_id(self, platform: str, person_id: str, *, besides: str) -> list[Person]:
