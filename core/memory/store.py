@@ -24,9 +24,10 @@ from tactful.core.memory.settings import MemorySettings
 
 T = TypeVar("T")
 BATCH_FILES = 1000
-# `<home>/people/.staging/`: where a person file is written before it takes its name. Hidden
-# (every scan of people/ passes over names starting with '.'), and beside the platform folders,
-# on the same file system, so the rename into place stays atomic.
+# `<home>/people/.staging/<platform>/`: where a person file is written before it takes its
+# name. Hidden (every scan of people/ passes over names starting with '.'), under people/ so on
+# the same file system as the platform folders (the rename into place stays atomic), and one
+# per platform, so a temp file's name (a hash of `<handle>.md`) says whose file it was.
 STAGING = ".staging"
 SETTLE_THREADS = 16  # fsyncs in flight at once when a batch settles
 
@@ -115,7 +116,7 @@ class People:
             if self._batched is not None:
                 self._prepared.add(people)  # a batch does not ask again for every file
         path = self.home.person_path(platform, handle)
-        stage = self.home.root / "people" / STAGING
+        stage = staging(self.home, platform)
         self.home.prepare_folder(stage)
         try:
             with locked(self.home.person_lock(platform, handle), what=f"{platform}/@{handle}"):
@@ -176,6 +177,11 @@ class People:
             if other is not None and other.id == person_id:
                 found.append(other)
         return found
+
+
+def staging(home: Home, platform: str) -> Path:
+    """Where the platform's person files are written before they take their names."""
+    return home.root / "people" / STAGING / platform
 
 
 def _note_written(home: Home, platform: str, handle: str) -> None:
