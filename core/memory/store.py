@@ -48,9 +48,9 @@ AfterWrite = Callable[[Written], None]
 class People:
     home: Home
     settings: MemorySettings = field(default_factory=MemorySettings)
-    # Called after every successful write outside a batch (the index hangs here). A batch
-    # leaves what is derived to its next reader, which checks the files against what it holds:
-    # one catch-up for the whole batch instead of one index transaction per file.
+    # Called after every successful write outside a batch. (The index does not hang here: its
+    # readers catch it up, so writers share no index lock.) A batch calls none: what is derived
+    # is left to its next reader, once for the whole batch.
     after_write: list[AfterWrite] = field(default_factory=list)
     # Inside `batch`: files are replaced atomically but made durable together at its end.
     _batched: list[Path] | None = field(default=None, init=False, repr=False)
