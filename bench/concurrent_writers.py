@@ -1,14 +1,19 @@
 """Benchmark `tactful remember` under many concurrent writers.
 
 Builds a home of 2,000 person files (index and id map built), then runs, side by side in one
-run, the real command (`tactful.core.cli.main.main`, the whole command minus the interpreter's
-start) in:
-  * one writer alone, doing the same number of writes one after another (the baseline);
-  * 32 writer processes at once, each writing to people picked at random.
-Reports p50 / p95 per write for both, the writes per second, and checks that nothing was lost:
-every entry written is in its person file and found by `search`, and `hot` shows the last one.
+run, the real command two ways:
+  * in process: `tactful.core.cli.main.main(argv)` in a warm interpreter (what a long-running
+    caller pays: the whole command, argument parsing and the desk included, minus the
+    interpreter's start and imports);
+  * as a process: the installed `tactful remember ...` console script, started afresh for every
+    write (what a shell or an agent calling the command pays, interpreter and imports included);
+each with one writer alone, doing its writes one after another (the baseline), and with 32
+writer processes at once, each pausing about a second between writes to people picked at
+random. Reports p50 / p95 per write for all four, the writes per second, the ratios, and
+checks that nothing was lost: every entry written is in its person file and found by `search`.
 
 Run: .venv/bin/python bench/concurrent_writers.py [--people 2000] [--writers 32] [--writes 8]
+     [--process-writes 2] (writes per writer as a process; 0 leaves that pair out)
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import os
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -63,8 +69,25 @@ def write(root: Path, platform: str, handle: str, token: str) -> float:
     return elapsed
 
 
+COMMAND = str(Path(sys.executable).with_name("tactful"))  # the console script beside python
+
+
+def write_process(root: Path, platform: str, handle: str, token: str) -> float:
+    argv = [COMMAND, "--home", str(root), "remember", platform, handle, "--kind", "reply",
+            "--they", f"about {token} and the harness"]
+    start = time.perf_counter()
+    done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"tactful remember {platform}/{handle} exited {done.returncode}: "
+                         f"{done.stderr[-500:]}")
+    return elapsed
+
+
 def writer(root: Path, people: int, writes: int, seed: int, start_at: float, pause: float,
-           results: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+           results: multiprocessing.Queue, as_process: bool) -> None:  # type: ignore[type-arg]
+    run = write_process if as_process else write
     rng = random.Random(seed)
     while time.time() < start_at:
         time.sleep(0.001)
@@ -74,8 +97,8 @@ def writer(root: Path, people: int, writes: int, seed: int, start_at: float, pau
             time.sleep(rng.expovariate(1 / pause))
         k = rng.randrange(people)
         platform, handle = ("x", "bluesky")[k % 2], f"person{k:05d}"
-        token = f"tok{seed}w{n}"
-        done.append((platform, handle, token, write(root, platform, handle, token)))
+        token = f"{'proc' if as_process else 'tok'}{seed}w{n}"
+        done.append((platform, handle, token, run(root, platform, handle, token)))
     results.put(done)
 
 
@@ -92,11 +115,48 @@ def lost(root: Path, done: list[tuple[str, str, str, float]]) -> int:
     return missing
 
 
+Done = list[tuple[str, str, str, float]]
+
+
+def alone(root: Path, people: int, total: int, seed: int, as_process: bool) -> tuple[Done, float]:
+    run = write_process if as_process else write
+    done: Done = []
+    rng = random.Random(seed)
+    started = time.perf_counter()
+    for n in range(total):
+        k = rng.randrange(people)
+        platform, handle = ("x", "bluesky")[k % 2], f"person{k:05d}"
+        token = f"{'procalone' if as_process else 'alone'}{n}"
+        done.append((platform, handle, token, run(root, platform, handle, token)))
+    return done, time.perf_counter() - started
+
+
+def together(root: Path, people: int, writers: int, writes: int, pause: float,
+             as_process: bool) -> tuple[Done, float]:
+    context = multiprocessing.get_context("fork")
+    results: multiprocessing.Queue = context.Queue()  # type: ignore[type-arg]
+    start_at = time.time() + 1.0
+    procs = [context.Process(target=writer, args=(root, people, writes, seed, start_at, pause,
+                                                  results, as_process))
+             for seed in range(writers)]
+    for proc in procs:
+        proc.start()
+    done: Done = []
+    for _ in procs:
+        done += results.get()
+    wall = time.time() - start_at
+    for proc in procs:
+        proc.join()
+    return done, wall
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--people", type=int, default=2000)
     parser.add_argument("--writers", type=int, default=32)
     parser.add_argument("--writes", type=int, default=8)
+    parser.add_argument("--process-writes", type=int, default=2,
+                        help="writes per writer for the pair run as processes (0: none)")
     parser.add_argument("--pause", type=float, default=1.0,
                         help="mean seconds between one writer's writes (0: back to back)")
     args = parser.parse_args()
@@ -104,56 +164,51 @@ def main() -> None:
     os.environ["TACTFUL_HOME"] = str(root)
     try:
         build_home(root, args.people)
-        total = args.writers * args.writes
         # Warm the page cache and the import of the command, as a running system has them.
         write(root, "x", "person00000", "warmup")
+        load = os.getloadavg()[0]
+        rows: list[tuple[str, Done, float]] = []
+        total = args.writers * args.writes
+        done, wall = alone(root, args.people, total, 99, as_process=False)
+        rows.append(("in process, 1 writer (baseline)", done, wall))
+        done, wall = together(root, args.people, args.writers, args.writes, args.pause, False)
+        rows.append((f"in process, {args.writers} writers", done, wall))
+        if args.process_writes:
+            count = args.writers * args.process_writes
+            done, wall = alone(root, args.people, count, 98, as_process=True)
+            rows.append(("as a process, 1 writer (baseline)", done, wall))
+            done, wall = together(root, args.people, args.writers, args.process_writes,
+                                  args.pause, True)
+            rows.append((f"as a process, {args.writers} writers", done, wall))
+        load = max(load, os.getloadavg()[0])
 
-        alone: list[tuple[str, str, str, float]] = []
-        rng = random.Random(99)
-        started = time.perf_counter()
-        for n in range(total):
-            k = rng.randrange(args.people)
-            platform, handle = ("x", "bluesky")[k % 2], f"person{k:05d}"
-            token = f"alone{n}"
-            alone.append((platform, handle, token, write(root, platform, handle, token)))
-        alone_wall = time.perf_counter() - started
-
-        context = multiprocessing.get_context("fork")
-        results: multiprocessing.Queue = context.Queue()  # type: ignore[type-arg]
-        start_at = time.time() + 1.0
-        procs = [context.Process(target=writer, args=(root, args.people, args.writes, seed,
-                                                      start_at, args.pause, results))
-                 for seed in range(args.writers)]
-        for proc in procs:
-            proc.start()
-        together: list[tuple[str, str, str, float]] = []
-        for _ in procs:
-            together += results.get()
-        wall = time.time() - start_at
-        for proc in procs:
-            proc.join()
-
-        a50, a95 = percentiles([t for *_, t in alone])
-        c50, c95 = percentiles([t for *_, t in together])
-        print(f"home: {args.people} person files; {total} writes each way; concurrent "
-              f"writers pause {args.pause:g} s on average between writes "
-              f"(offered {args.writers / args.pause if args.pause else float('inf'):.0f} "
-              "writes/s)")
-        print(f"\n{'remember':<34}{'p50 ms':>9}{'p95 ms':>9}{'writes/s':>10}")
-        print(f"{'1 writer (baseline)':<34}{a50:>9.1f}{a95:>9.1f}{total / alone_wall:>10.1f}")
-        print(f"{f'{args.writers} concurrent writers':<34}{c50:>9.1f}{c95:>9.1f}"
-              f"{total / wall:>10.1f}")
-        print(f"ratio concurrent/alone: p50 {c50 / a50:.2f}×, p95 {c95 / a95:.2f}×")
+        print(f"home: {args.people} person files; concurrent writers pause {args.pause:g} s on "
+              "average between writes (offered "
+              f"{args.writers / args.pause if args.pause else float('inf'):.0f} writes/s); "
+              f"{os.cpu_count()} cores, load average up to {load:.1f}")
+        print(f"\n{'remember':<36}{'writes':>7}{'p50 ms':>9}{'p95 ms':>9}{'writes/s':>10}")
+        figures = []
+        for name, found, wall in rows:
+            p50, p95 = percentiles([t for *_, t in found])
+            figures.append((p50, p95))
+            print(f"{name:<36}{len(found):>7}{p50:>9.1f}{p95:>9.1f}{len(found) / wall:>10.1f}")
+        for pair in range(0, len(figures), 2):
+            (a50, a95), (c50, c95) = figures[pair], figures[pair + 1]
+            how = rows[pair][0].split(",")[0]
+            print(f"ratio {args.writers} writers / 1 writer, {how}: p50 {c50 / a50:.2f}×, "
+                  f"p95 {c95 / a95:.2f}×")
         print("goal: p50 < 50 ms, p95 < 200 ms under 32 writers, nothing lost")
-        missing = lost(root, alone + together)
+        everything = [entry for _, found, _ in rows for entry in found]
+        missing = lost(root, everything)
         from tactful.core.memory import search as searching
 
         db, _ = index.open_fresh(Home(root), MemorySettings(tz=TZ))
-        unfound = sum(1 for _, _, token, _ in together
-                      if not searching.search(db, token, __import__("datetime").datetime.now(TZ)))
+        now = __import__("datetime").datetime.now(TZ)
+        unfound = sum(1 for _, _, token, _ in everything
+                      if not searching.search(db, token, now))
         db.close()
-        print(f"lost: {missing} of {2 * total} entries missing from their files; "
-              f"{unfound} of {total} not found by search")
+        print(f"lost: {missing} of {len(everything)} entries missing from their files; "
+              f"{unfound} of {len(everything)} not found by search")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -251,10 +251,8 @@ def main() -> None:
 
 
 def write_one(home: Home, settings: MemorySettings, n: int) -> None:
-    """A write as `remember` makes it: the person's file replaced, the index told."""
+    """A write as `remember` makes it: the person's file replaced, the change journal told."""
     people = People(home, settings)
-    people.after_write.append(
-        lambda written: index.update_person(home, written.person, written.text, written.stat))
     people.change("x", "user00000", lambda person: person.entries.append(
         Entry(at=NOW, kind="reply", direction="inbound", they=f"one more word {n}")))
 

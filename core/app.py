@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from tactful.core.config.values import Config
-    from tactful.core.memory.store import Written
     from tactful.core.plugins import Host
     from tactful.core.schedule.events import EventLog
     from tactful.core.send.gate import Gate
@@ -95,9 +94,10 @@ class App:
 
     @cached_property
     def people(self) -> People:
-        people = People(self.home, self.settings)
-        people.after_write.append(self._index_person)
-        return people
+        # No index update per write: the index is caught up by its readers (the desk right
+        # after the write, search), so writers to different people share no index lock
+        # (docs/search-and-desk.md).
+        return People(self.home, self.settings)
 
     @cached_property
     def plugins(self) -> Host:
@@ -166,13 +166,6 @@ class App:
             desk.after_change(self.home, self.settings, self.now())
         except Exception as exc:  # noqa: BLE001 — nothing about the desk may undo a change
             print(f"tactful: warning: the desk was not regenerated: {exc}", file=sys.stderr)
-
-    def _index_person(self, written: Written) -> None:
-        # The index is disposable: if it cannot be updated it is dropped and rebuilt later,
-        # and the write that just succeeded stands.
-        from tactful.core.memory import index
-
-        index.update_person(self.home, written.person, written.text, written.stat)
 
 
 def _platforms_of_the_plugins() -> Iterable[platforms.Platform]:

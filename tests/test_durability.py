@@ -134,3 +134,22 @@ def test_eight_processes_ten_entries_each_all_eighty_kept(tmp_path: Path) -> Non
             assert f"w{w}-m{n}" in text, f"lost w{w}-m{n}"
     assert not [p for p in path.parent.iterdir() if p.name.startswith(".tmp-")]
     assert [p.name for p in (home / "people" / "x").iterdir()] == ["shared.md"]
+
+
+def test_a_person_file_is_staged_outside_its_folder_and_a_leftover_is_never_a_person(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    import os
+
+    assert cli("remember", "x", "bob", "--kind", "reply", "--they", "hi", "--id", "4242").code == 0
+    staging = home / "people" / ".staging" / "x"
+    assert staging.is_dir() and not list(staging.iterdir())  # the temp file took its name
+    assert [p.name for p in (home / "people" / "x").iterdir()] == ["bob.md"]
+    # What a writer killed before its rename leaves: a whole copy, in the staging folder.
+    bob = home / "people" / "x" / "bob.md"
+    left = staging / (temp_prefix("bob.md") + "k1ll3d")
+    left.write_text(bob.read_text().replace("hi", "left behind"))
+    os.utime(left, (1_700_000_000, 1_700_000_000))
+    assert '"handle": "bob"' not in cli("search", "behind", "--json").out  # never indexed
+    assert cli("check", "x", "carol", "--id", "4242").code == 0  # nor read by the id map
+    assert cli("forget", "x", "bob").code == 0
+    assert not left.exists()  # a copy of a forgotten person's file goes with them

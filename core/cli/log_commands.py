@@ -17,7 +17,6 @@ from tactful.core.errors import BadInput
 from tactful.core.memory import journal as journals
 from tactful.core.memory import synclog
 from tactful.core.memory.clock import on_screen
-from tactful.core.memory.recording import check_url
 
 BAD_LINES_SHOWN = 20
 
@@ -25,6 +24,8 @@ BAD_LINES_SHOWN = 20
 def journal(context: Context, args: argparse.Namespace) -> int:
     if not args.text.strip():
         raise BadInput("the journal entry is empty; give the text of the post or note")
+    from tactful.core.memory.recording import check_url
+
     tz = context.settings.tz
     at = when(context, args.at)
     link = check_url(args.link, "--link") if args.link is not None else None

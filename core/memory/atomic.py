@@ -17,6 +17,7 @@ Fail closed, never hang:
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import math
 import os
@@ -135,39 +136,63 @@ class Staged:
     """A replacement in three steps, for a caller that must do something at the very moment
     the new version takes the name (under a lock of its own) but not wait for the disk there:
     the temp file is written and fsynced here, `replace` renames it into place, `settle`
-    makes the rename durable."""
+    makes the rename durable.
 
-    def __init__(self, path: Path, data: str | bytes, *, durable: bool = True) -> None:
+    `stage` puts the temp file in another folder of the same file system (a rename across
+    folders is just as atomic): writing it then leaves the target's folder untouched, so the
+    work before `replace`, fsync included, can run outside a lock that guards that folder.
+    Should the two folders be on different file systems, `replace` writes the temp file
+    beside the target instead."""
+
+    def __init__(self, path: Path, data: str | bytes, *, durable: bool = True,
+                 stage: Path | None = None) -> None:
+        self.path, self.durable = path, durable
+        self.payload = data.encode("utf-8") if isinstance(data, str) else data
+        self.temp = self._write(stage if stage is not None else path.parent)
+        self.replaced = False
+
+    def _write(self, folder: Path) -> str:
         import tempfile  # here, not above: readers (check, card) never pay for it
 
-        self.path, self.durable = path, durable
-        payload = data.encode("utf-8") if isinstance(data, str) else data
-        fd, self.temp = tempfile.mkstemp(prefix=temp_prefix(path.name), dir=path.parent)
+        fd, temp = tempfile.mkstemp(prefix=temp_prefix(self.path.name), dir=folder)
         try:
             with os.fdopen(fd, "wb") as handle:
-                handle.write(payload)
+                handle.write(self.payload)
                 handle.flush()
-                if durable:
+                if self.durable:
                     os.fsync(handle.fileno())
                 self.written = os.fstat(handle.fileno())
         except BaseException:
-            self.discard()
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
             raise
+        return temp
 
     def replace(self) -> None:
         try:
-            os.replace(self.temp, self.path)
+            try:
+                os.replace(self.temp, self.path)
+            except OSError as exc:
+                if exc.errno != errno.EXDEV:
+                    raise
+                self.discard()
+                self.temp = self._write(self.path.parent)
+                os.replace(self.temp, self.path)
         except BaseException:
             self.discard()
             raise
+        self.replaced = True
 
     def settle(self) -> None:
         if self.durable:
             fsync_folder(self.path.parent)
 
     def discard(self) -> None:
-        with contextlib.suppress(OSError):
-            os.unlink(self.temp)
+        """Remove the temp file, unless it has taken its name (a name another writer's temp
+        file may have been given since)."""
+        if not self.replaced:
+            with contextlib.suppress(OSError):
+                os.unlink(self.temp)
 
 
 def fsync_folder(folder: Path) -> None:
@@ -245,13 +270,16 @@ def _acquire(fd: int, lock_path: Path, timeout: float, what: str | None) -> None
         pass
     start = time.monotonic()
     deadline = start + timeout
-    pause = 0.005
+    # Short pauses first, growing slowly: the locks of a write are held for a few
+    # milliseconds, and a waiter asleep long after the holder let go is pure latency (many
+    # writers at once would queue on the oversleeping, not on the lock).
+    pause = 0.001
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
             raise LockBusy(lock_path, round(time.monotonic() - start, 1), _holder(fd), what)
         time.sleep(min(pause, left))
-        pause = min(pause * 2, 0.1)
+        pause = min(pause * 1.5, 0.02)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return

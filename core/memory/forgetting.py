@@ -45,7 +45,7 @@ from tactful.core.memory.handles import normalize_handle, normalize_platform, sp
 from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.person import Person
 from tactful.core.memory.settings import MemorySettings
-from tactful.core.memory.store import People
+from tactful.core.memory.store import People, staging
 from tactful.core.memory.traces import Trace
 
 ENGAGEMENT_LOCK = Path(".locks") / "engagement.lock"
@@ -177,12 +177,13 @@ def _drop_desk_lines(path: Path, ref: str) -> int:
 
 
 def _unlink_marks(home: Home, platform: str, handle: str) -> None:
-    folder = home.people(platform)
-    with contextlib.suppress(FileNotFoundError):
-        for name in os.listdir(folder):
-            if name.startswith(temp_prefix(f"{handle}.md")):
-                with contextlib.suppress(FileNotFoundError):
-                    (folder / name).unlink()
+    # Temp files of their file, beside it or where writers stage it (see store.staging).
+    for folder in (home.people(platform), staging(home, platform)):
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            for name in os.listdir(folder):
+                if name.startswith(temp_prefix(f"{handle}.md")):
+                    with contextlib.suppress(FileNotFoundError):
+                        (folder / name).unlink()
     ids = home.ids(platform)
     with contextlib.suppress(FileNotFoundError):
         for folder_of_marks in [ids, ids / identity.LINKS]:

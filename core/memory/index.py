@@ -29,7 +29,6 @@ from typing import NamedTuple
 from tactful.core.errors import MemoryUnavailable, PersonFileCorrupt
 from tactful.core.memory import changes, identity, personfile
 from tactful.core.memory.atomic import (
-    LockBusy,
     NotRegularFile,
     file_kind,
     lock_timeout,
@@ -43,7 +42,6 @@ from tactful.core.memory.settings import MemorySettings
 FILE = "index.sqlite"
 SCHEMA_VERSION = "5"
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
-WRITER_WAIT = 0.2  # seconds a writer waits for the index before leaving its change to readers
 # How often every person file is stat-ed anyway: the bound on how long an edit made in place by
 # hand (no rename, so no folder mtime moves) can go unseen by search and the desk.
 SWEEP_EVERY = 60.0
@@ -627,32 +625,6 @@ def _apply(db: sqlite3.Connection, found: list[_Change], gone: Iterable[tuple[st
     except BaseException:
         db.execute("ROLLBACK")
         raise
-
-
-def update_person(home: Home, person: Person, text: str, written: os.stat_result) -> None:
-    """Called after every person write. No index yet: nothing to do, it is built when needed."""
-    target = path_of(home)
-    if not target.exists():
-        return
-    try:
-        # A short wait only: a writer never queues behind a reader's catch-up (the desk, a
-        # search); what it could not put in is caught up by that reader or the next.
-        with locked(_lock(home), what="the index", timeout=WRITER_WAIT):
-            db = _connect(target)
-            try:
-                db.execute("BEGIN IMMEDIATE")
-                _put(db, person, written, _sha(text.encode("utf-8")))
-                db.execute("COMMIT")
-            finally:
-                db.close()
-    except LockBusy:
-        # Another process holds the index: this change is caught up by the next reader (the
-        # file's size, mtime and inode no longer match what was indexed), never lost.
-        pass
-    except (sqlite3.DatabaseError, OSError):
-        # A broken index is dropped, never trusted: the next reader rebuilds it from the files.
-        with contextlib.suppress(OSError):
-            target.unlink()
 
 
 # --------------------------------------------------------------------------- reading

@@ -159,19 +159,36 @@ def _squash(deobfuscated: str) -> str:
 # Patterns, on normalized text (casefolded, accents folded, one space between words)
 
 
+class _Regex:
+    """A regex compiled when first used. The guard holds a few hundred, most of which a given
+    text never reaches (their needles and anchor words gate them): compiling them all up front
+    cost every `remember` run as a process about a third of a second."""
+
+    __slots__ = ("_compiled", "source")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._compiled: re.Pattern[str] | None = None
+
+    def get(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source)
+        return self._compiled
+
+
 @dataclass(frozen=True)
 class _Pattern:
     reason: str
     # At least one must occur in the text before the regex runs (cheap substring tests).
     needles: tuple[str, ...]
-    regex: re.Pattern[str]
+    regex: _Regex
     # The match must give an order, not report one: "I always forget your rules".
     imperative: bool = False
     # Two-part patterns: `near` must also match, starting at most `after` characters after the
     # match ends, or ending at most `before` characters before it starts ("AI agents reading
     # this:" ... "follow @x"). Both parts are found once over the whole text and paired by
     # bisection, so no gap is ever scanned twice.
-    near: re.Pattern[str] | None = None
+    near: _Regex | None = None
     after: int = 0
     before: int = 0
     # Whole words, any one of which lets the pattern run (as a needle does); long texts are
@@ -196,14 +213,14 @@ _REPORTED = re.compile(
 def _pattern(
     reason: str, needles: tuple[str, ...], source: str, *, imperative: bool = False
 ) -> _Pattern:
-    return _Pattern(reason, needles, re.compile(source), imperative)
+    return _Pattern(reason, needles, _Regex(source), imperative)
 
 
 def _squashed(reason: str, needles: tuple[str, ...], source: str) -> _Pattern:
     def squash(s: str) -> str:
         return s.replace(" ", "").replace("l", "i")
 
-    return _Pattern(reason, tuple(squash(n) for n in needles), re.compile(squash(source)))
+    return _Pattern(reason, tuple(squash(n) for n in needles), _Regex(squash(source)))
 
 
 _VERB = r"(?:ignore|disregard|forget|override|overwrite|bypass|discard|abandon)"
@@ -622,7 +639,7 @@ def _family(
     """One pattern per top-level alternative of `source`: a single regex of many alternatives
     tries every one at every position, while each alternative on its own lets the engine skip
     straight to the letters it can start with."""
-    near_regex = re.compile(_fold_source(near)) if near else None
+    near_regex = _Regex(_fold_source(near)) if near else None
     folded_needles = tuple(_fold(n) for n in needles)
     words = frozenset(_fold(anchors).split())
     patterns = []
@@ -634,7 +651,7 @@ def _family(
             _Pattern(
                 reason,
                 folded_needles,
-                re.compile(body),
+                _Regex(body),
                 near=near_regex,
                 after=after,
                 before=before,
@@ -1509,14 +1526,6 @@ _FAMILIES: tuple[_Pattern, ...] = tuple(
 )
 
 
-def _any_in(needles: tuple[str, ...], text: str) -> bool:
-    # A plain loop: any() over a generator costs more than the substring tests themselves.
-    for needle in needles:  # noqa: SIM110
-        if needle in text:
-            return True
-    return False
-
-
 # Long texts are judged in overlapping chunks. Every pattern's match is far shorter than the
 # overlap, so a match that starts in a chunk ends inside its window; the gates then run per
 # chunk, and a pattern only scans the chunks that hold its needles or anchor words.
@@ -1532,27 +1541,57 @@ def _wordish(ch: str) -> bool:
 # Consecutive patterns that share their needles and anchor words form one group, so a group's
 # gate is judged once; order (and so which reason wins) is kept.
 _Group = tuple[tuple[str, ...], frozenset[str], tuple[_Pattern, ...]]
+
+
+@dataclass(frozen=True)
+class _Gates:
+    """Which groups each needle and each anchor word lets run. A chunk tests every needle once
+    and looks its words up once, instead of testing the gates group by group."""
+
+    needles: tuple[str, ...]
+    by_needle: dict[str, tuple[int, ...]]
+    words: frozenset[str]
+    by_word: dict[str, tuple[int, ...]]
+    always: tuple[int, ...]
+
+
 # Keyed by the tuple's id, holding the tuple itself so the id can never be reused by another.
-_GROUPED: dict[int, tuple[tuple[_Pattern, ...], tuple[_Group, ...]]] = {}
+_GROUPED: dict[int, tuple[tuple[_Pattern, ...], tuple[_Group, ...], _Gates]] = {}
 
 
 def _groups(patterns: tuple[_Pattern, ...]) -> tuple[_Group, ...]:
+    return _grouped(patterns)[0]
+
+
+def _grouped(patterns: tuple[_Pattern, ...]) -> tuple[tuple[_Group, ...], _Gates]:
     cached = _GROUPED.get(id(patterns))
     if cached is not None and cached[0] is patterns:
-        return cached[1]
+        return cached[1], cached[2]
     groups: list[_Group] = []
     for pattern in patterns:
         if groups and groups[-1][0] is pattern.needles and groups[-1][1] is pattern.anchors:
             groups[-1] = (pattern.needles, pattern.anchors, (*groups[-1][2], pattern))
         else:
             groups.append((pattern.needles, pattern.anchors, (pattern,)))
-    _GROUPED[id(patterns)] = (patterns, tuple(groups))
-    return tuple(groups)
+    by_needle: dict[str, list[int]] = {}
+    by_word: dict[str, list[int]] = {}
+    always = []
+    for index, (needles, anchors, _) in enumerate(groups):
+        for needle in needles:
+            by_needle.setdefault(needle, []).append(index)
+        for word in anchors:
+            by_word.setdefault(word, []).append(index)
+        if not (needles or anchors):
+            always.append(index)
+    gates = _Gates(tuple(by_needle), {k: tuple(v) for k, v in by_needle.items()},
+                   frozenset(by_word), {k: tuple(v) for k, v in by_word.items()}, tuple(always))
+    _GROUPED[id(patterns)] = (patterns, tuple(groups), gates)
+    return tuple(groups), gates
 
 
 def _first(patterns: tuple[_Pattern, ...], text: str) -> str | None:
     nearby: dict[int, tuple[list[int], list[int]]] = {}
-    groups = _groups(patterns)
+    groups, gates = _grouped(patterns)
     size = len(text)
     for start in range(0, max(size, 1), _CHUNK):
         end = min(size, start + _CHUNK + _OVERLAP)
@@ -1560,7 +1599,7 @@ def _first(patterns: tuple[_Pattern, ...], text: str) -> str | None:
         # starts in the overlap to the next chunk, which sees it whole.
         limit = start + _CHUNK if end < size else size
         chunk = text if start == 0 and end == size else text[start:end]
-        reason = _first_in(groups, text, chunk, start, end, limit, nearby)
+        reason = _first_in(groups, gates, text, chunk, start, end, limit, nearby)
         if reason:
             return reason
         if end == size:
@@ -1570,6 +1609,7 @@ def _first(patterns: tuple[_Pattern, ...], text: str) -> str | None:
 
 def _first_in(
     groups: tuple[_Group, ...],
+    gates: _Gates,
     text: str,
     chunk: str,
     start: int,
@@ -1577,27 +1617,25 @@ def _first_in(
     limit: int,
     nearby: dict[int, tuple[list[int], list[int]]],
 ) -> str | None:
-    needled: dict[int, bool] = {}
-    words: frozenset[str] | None = None
-    for needles, anchors, patterns in groups:
-        wanted = not (needles or anchors)
-        if needles:
-            found = needled.get(id(needles))
-            if found is None:
-                found = needled[id(needles)] = _any_in(needles, chunk)
-            wanted = found
-        if not wanted and anchors:
-            if words is None:
-                words = frozenset(_WORDS.findall(chunk))
-            wanted = not anchors.isdisjoint(words)
-        if not wanted:
-            continue
+    # A group runs when one of its needles is in the chunk, or one of its anchor words is.
+    wanted = set(gates.always)
+    for needle in [n for n in gates.needles if n in chunk]:
+        wanted.update(gates.by_needle[needle])
+    if gates.words:
+        for word in gates.words.intersection(_WORDS.findall(chunk)):
+            wanted.update(gates.by_word[word])
+    for index in sorted(wanted):
+        patterns = groups[index][2]
         for pattern in patterns:
+            if pattern.near is not None and not _near_spans(pattern.near, text, nearby)[0]:
+                # No partner anywhere in the text: no match of this pattern could count, so
+                # its regex (a family can have dozens of alternatives) is not run at all.
+                continue
             if pattern.anchored:
-                first = pattern.regex.match(text, 0, end) if start == 0 else None
+                first = pattern.regex.get().match(text, 0, end) if start == 0 else None
                 matches: Iterator[re.Match[str]] = iter((first,) if first else ())
             else:
-                matches = pattern.regex.finditer(text, start, end)
+                matches = pattern.regex.get().finditer(text, start, end)
             for m in matches:
                 if m.start() >= limit:
                     break  # the next chunk sees it whole
@@ -1613,6 +1651,19 @@ def _first_in(
     return None
 
 
+def _near_spans(
+    near: _Regex,
+    text: str,
+    nearby: dict[int, tuple[list[int], list[int]]],
+) -> tuple[list[int], list[int]]:
+    """The starts and ends of every match of `near` in the whole text, found once per text."""
+    spans = nearby.get(id(near))
+    if spans is None:
+        found = [n.span() for n in near.get().finditer(text)]
+        spans = nearby[id(near)] = ([s for s, _ in found], [e for _, e in found])
+    return spans
+
+
 def _is_near(
     pattern: _Pattern,
     m: re.Match[str],
@@ -1620,11 +1671,7 @@ def _is_near(
     nearby: dict[int, tuple[list[int], list[int]]],
 ) -> bool:
     assert pattern.near is not None
-    spans = nearby.get(id(pattern.near))
-    if spans is None:
-        found = [n.span() for n in pattern.near.finditer(text)]
-        spans = nearby[id(pattern.near)] = ([s for s, _ in found], [e for _, e in found])
-    starts, ends = spans
+    starts, ends = _near_spans(pattern.near, text, nearby)
     # finditer's matches do not overlap, so starts and ends are both sorted.
     i = bisect_left(starts, m.start())
     if i < len(starts) and starts[i] <= m.end() + pattern.after:

@@ -554,6 +554,9 @@ class _Rule:
     """One detector: a pattern, an optional validator, and the gates that let it skip work."""
 
     __slots__ = (
+        "_compiled",
+        "_flags",
+        "_source",
         "check",
         "extend",
         "gate",
@@ -563,7 +566,6 @@ class _Rule:
         "needles",
         "needs_digit",
         "pad",
-        "pattern",
         "rank",
         "run",
         "shield",
@@ -598,7 +600,10 @@ class _Rule:
         # text (same length, so positions line up): the engine is many times slower with
         # IGNORECASE.
         self.lower = lower
-        self.pattern = re.compile(pattern, flags)
+        # Compiled when first needed: most rules are gated away for most texts, and compiling
+        # them all up front cost every command that writes a few tens of milliseconds.
+        self._source, self._flags = pattern, flags
+        self._compiled: re.Pattern[str] | None = None
         self.check = check
         # Decides the redacted span itself (a password of several words), or drops the match.
         self.extend = extend
@@ -622,6 +627,12 @@ class _Rule:
         # their own bounds: what follows a keyword is limited, so a long run of repeated
         # keywords costs each keyword a bounded look, not a scan to the end.)
         self.word_start = word_start
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return self._compiled
 
     def wanted(self, text: str, lowered: str, has_digit: bool, seen: dict[int, bool]) -> bool:
         if self.needs_digit and not has_digit:

@@ -24,6 +24,12 @@ from tactful.core.memory.settings import MemorySettings
 
 T = TypeVar("T")
 BATCH_FILES = 1000
+# `<home>/people/.staging/<platform>/`: where a person file is written before it takes its
+# name. Hidden (every scan of people/ passes over names starting with '.'), under people/ so on
+# the same file system as the platform folders (the rename into place stays atomic), and one
+# per platform, so a temp file's name (a hash of `<handle>.md`) says whose file it was.
+STAGING = ".staging"
+SETTLE_THREADS = 16  # fsyncs in flight at once when a batch settles
 
 
 @dataclass(frozen=True)
@@ -42,7 +48,9 @@ AfterWrite = Callable[[Written], None]
 class People:
     home: Home
     settings: MemorySettings = field(default_factory=MemorySettings)
-    # Called after every successful write (the index and the desk hang here).
+    # Called after every successful write outside a batch. (The index does not hang here: its
+    # readers catch it up, so writers share no index lock.) A batch calls none: what is derived
+    # is left to its next reader, once for the whole batch.
     after_write: list[AfterWrite] = field(default_factory=list)
     # Inside `batch`: files are replaced atomically but made durable together at its end.
     _batched: list[Path] | None = field(default=None, init=False, repr=False)
@@ -53,7 +61,8 @@ class People:
         """Many writes, durable together: each file is still replaced atomically (a reader sees
         the old version or the new, whole), but made durable every BATCH_FILES files and at
         the end, one fsync per file and one per folder, instead of two per write. What runs
-        after the batch (sync-log's checkpoint) may count on every write in it being on disk."""
+        after the batch (sync-log's checkpoint) may count on every write in it being on disk.
+        The `after_write` hooks are not called inside a batch (see there)."""
         if self._batched is not None:
             yield
             return
@@ -66,17 +75,17 @@ class People:
             self._prepared.clear()
 
     def _settle(self) -> None:
-        """Every file of the batch on disk, then each folder once (the renames)."""
+        """Every file of the batch on disk, then each folder once (the renames). The fsyncs
+        run side by side: the file system commits its journal once for many of them, where
+        one after another each would wait for a commit of its own."""
         if not self._batched:
             return
-        for path in dict.fromkeys(self._batched):
-            with contextlib.suppress(FileNotFoundError):  # forgotten since: nothing to keep
-                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-        for folder in dict.fromkeys(path.parent for path in self._batched):
+        from concurrent.futures import ThreadPoolExecutor
+
+        files = list(dict.fromkeys(self._batched))
+        with ThreadPoolExecutor(max_workers=min(SETTLE_THREADS, len(files))) as pool:
+            list(pool.map(_fsync_file, files))
+        for folder in dict.fromkeys(path.parent for path in files):
             fsync_folder(folder)
         self._batched.clear()
 
@@ -107,6 +116,8 @@ class People:
             if self._batched is not None:
                 self._prepared.add(people)  # a batch does not ask again for every file
         path = self.home.person_path(platform, handle)
+        stage = staging(self.home, platform)
+        self.home.prepare_folder(stage)
         try:
             with locked(self.home.person_lock(platform, handle), what=f"{platform}/@{handle}"):
                 person = self.load(platform, handle) or new_person(platform, handle,
@@ -114,23 +125,29 @@ class People:
                 result = mutate(person)
                 refresh(person, self.settings)
                 text = personfile.dumps(person, self.settings.tz)
-                with identity.held(self.home, platform):
-                    # Under the map's lock from the temp file on: making it changes the
-                    # folder's mtime too, which another writer must not take for a hand edit.
-                    # A change behind tactful's back (a hand edit) must not be stamped over.
-                    behind = identity.is_stale(self.home, platform)
-                    staged = Staged(path, text, durable=self._batched is None)
-                    staged.replace()
-                    written = Written(person, text, staged.written)
-                    if behind:
-                        identity.rebuild_held(self.home, platform)
-                    else:
-                        if person.id is not None:
-                            identity.record(self.home, platform, person.id, handle)
+                # Written and fsynced in the staging folder, outside the id map's lock: the
+                # platform's folder does not change until the rename, so writers of the
+                # platform share that lock only for the rename and the map's markers.
+                staged = Staged(path, text, durable=self._batched is None, stage=stage)
+                try:
+                    with identity.held(self.home, platform):
+                        # A change behind tactful's back (a hand edit) must not be stamped
+                        # over: judged before this write changes the folder.
+                        behind = identity.is_stale(self.home, platform)
+                        staged.replace()
+                        written = Written(person, text, staged.written)
+                        if behind:
+                            identity.rebuild_held(self.home, platform)
                         else:
-                            identity.touch_stamp(self.home, platform)
-                        identity.record_links(self.home, platform, handle,
-                                              [a.ref for a in person.aka])
+                            if person.id is not None:
+                                identity.record(self.home, platform, person.id, handle)
+                            else:
+                                identity.touch_stamp(self.home, platform)
+                            identity.record_links(self.home, platform, handle,
+                                                  [a.ref for a in person.aka])
+                finally:
+                    staged.discard()  # a temp file that never took its name goes
+                _note_written(self.home, platform, handle)
                 staged.settle()
                 if self._batched is not None:
                     self._batched.append(path)
@@ -138,8 +155,9 @@ class People:
                         self._settle()
         except OSError as exc:
             raise unwritable(path, exc) from exc
-        for hook in self.after_write:
-            hook(written)
+        if self._batched is None:
+            for hook in self.after_write:
+                hook(written)
         return person, result
 
     def same_id(self, platform: str, person_id: str, *, besides: str) -> list[Person]:
@@ -159,3 +177,26 @@ class People:
             if other is not None and other.id == person_id:
                 found.append(other)
         return found
+
+
+def staging(home: Home, platform: str) -> Path:
+    """Where the platform's person files are written before they take their names."""
+    return home.root / "people" / STAGING / platform
+
+
+def _note_written(home: Home, platform: str, handle: str) -> None:
+    """Tell the index's change journal (core/memory/changes.py) which file was just written, so
+    a reader re-checks that file instead of every file (docs/search-and-desk.md). Imported
+    here, not at the top: `check` reads through this module and never writes."""
+    from tactful.core.memory import changes
+
+    changes.note_written(home, platform, handle)
+
+
+def _fsync_file(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):  # forgotten since: nothing to keep
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

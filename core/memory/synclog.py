@@ -15,9 +15,11 @@ So running twice, re-reading a rewritten log from the top, or racing `tactful re
 same person (each person is changed under its lock, read fresh) never adds an entry twice.
 
 The checkpoint, `<home>/.sync-state.json`, only saves time: per log, its device and inode, the
-offset of the last whole line read, the line count there, and a SHA-256 of every byte before
-it. When the log merely grew, only the new bytes are read; when it shrank, was replaced or was
-edited before the offset, the sync starts over from the top and the matching keeps it honest.
+offset of the last whole line read, the line count there, a SHA-256 of every byte before it,
+and the log's size, mtime and ctime then. A log read to its end and not written since (same
+file, size, mtime and ctime) is not read at all. When the log merely grew, only the new bytes
+are read; when it shrank, was replaced or was edited before the offset, the sync starts over
+from the top and the matching keeps it honest.
 It is written after the person files and the journal, so a crash in between costs a re-match.
 """
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
@@ -45,17 +48,14 @@ from tactful.core.memory.atomic import (
 from tactful.core.memory.engagement import CHUNK, BadLine, Event, LogReader
 from tactful.core.memory.home import Home, Unwritable, unwritable
 from tactful.core.memory.person import CompactEntry, Entry, Person
-from tactful.core.memory.recording import (
-    INJECTION_FLAG,
-    MY_SIDE_LIMIT,
-    THEIR_SIDE_LIMIT,
-    Gate,
-    flag,
-)
 from tactful.core.memory.store import People
 from tactful.core.memory.text import one_line
 
+# recording.INJECTION_FLAG, spelled here: importing recording compiles the privacy gate, which a
+# rerun over an unchanged log never needs.
+INJECTION_FLAG = "prompt-injection"
 STATE = ".sync-state.json"
+STILL_NS = 1_000_000_000  # a log unwritten this long before it was read may skip the next read
 STATE_VERSION = 1
 LOCK = Path(".locks") / "sync-log.lock"
 
@@ -119,15 +119,11 @@ class _Pending:
     def _gate(self) -> None:
         if self.gated:
             return
-        gate, their_gate = Gate(), Gate()
-        me = gate.text(self.event.text, MY_SIDE_LIMIT) if self.event.text else None
-        they = their_gate.text(self.event.they, THEIR_SIDE_LIMIT) if self.event.they else None
-        self._reason = self.event.withheld or gate.withheld or their_gate.withheld
-        if self._reason is None:
-            self._me, self._they = me or None, they or None
-        self._redacted = tuple(sorted(set(self.event.redacted) | gate.redacted
-                                      | their_gate.redacted))
-        self._their_redacted = tuple(sorted(their_gate.redacted))
+        self.take(_gated(_raw(self.event)))
+
+    def take(self, gated: _Gated) -> None:
+        """The gate's verdict on this event, worked out here or by a helper process."""
+        self._me, self._they, self._reason, self._redacted, self._their_redacted = gated
         self.gated = True
 
     @property
@@ -171,6 +167,67 @@ class _Pending:
         return Entry(at=ev.at, kind=inbound_kind(ev), direction="inbound", they=self.they,
                      link=self.their_link, thread=self.thread,
                      redacted=list(self._their_redacted))
+
+
+# What the gate needs of an event (my text, their side, what the log already redacted, and why
+# it was withheld), and what it makes of them (my side, theirs, why withheld, redacted kinds,
+# and the kinds redacted from their side): plain values, so a helper process can do it.
+_Raw = tuple[str | None, str | None, tuple[str, ...], str | None]
+_Gated = tuple[str | None, str | None, str | None, tuple[str, ...], tuple[str, ...]]
+
+
+def _raw(event: Event) -> _Raw:
+    return event.text, event.they, tuple(event.redacted), event.withheld
+
+
+def _gated(raw: _Raw) -> _Gated:
+    from tactful.core.memory.recording import MY_SIDE_LIMIT, THEIR_SIDE_LIMIT, Gate
+
+    text, they_raw, redacted, withheld = raw
+    gate, their_gate = Gate(), Gate()
+    me = gate.text(text, MY_SIDE_LIMIT) if text else None
+    they = their_gate.text(they_raw, THEIR_SIDE_LIMIT) if they_raw else None
+    reason = withheld or gate.withheld or their_gate.withheld
+    if reason is not None:
+        me = they = None
+    return (me or None, they or None, reason,
+            tuple(sorted(set(redacted) | gate.redacted | their_gate.redacted)),
+            tuple(sorted(their_gate.redacted)))
+
+
+def _gated_all(raws: list[_Raw]) -> list[_Gated]:
+    return [_gated(raw) for raw in raws]
+
+
+# The privacy gate is most of a first sync's work (a few hundred microseconds per text). With
+# this many events to gate it runs in helper processes, one per core, in chunks.
+PARALLEL_FROM = 4000
+_CHUNK_EVENTS = 500
+
+
+def _pregate(pending: list[_Pending]) -> None:
+    """Gate these events ahead, side by side on every core when there are many and this
+    process may fork (no other thread: a fork copies locks another thread may hold).
+    The verdicts are the same as gating each one when first needed."""
+    import threading
+
+    cores = os.cpu_count() or 1
+    if len(pending) < PARALLEL_FROM or cores < 2 or threading.active_count() > 1:
+        return  # each is gated when first needed, as before
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    chunks = [pending[n:n + _CHUNK_EVENTS] for n in range(0, len(pending), _CHUNK_EVENTS)]
+    try:
+        with ProcessPoolExecutor(max_workers=min(cores, 8),
+                                 mp_context=multiprocessing.get_context("fork")) as pool:
+            for chunk, verdicts in zip(chunks, pool.map(
+                    _gated_all, [[_raw(p.event) for p in chunk] for chunk in chunks]),
+                    strict=True):
+                for item, verdict in zip(chunk, verdicts, strict=True):
+                    item.take(verdict)
+    except (OSError, RuntimeError):
+        pass  # no helper processes to be had: what was not gated is gated when needed
 
 
 def inbound_kind(event: Event) -> str:
@@ -232,21 +289,30 @@ class _Matcher:
             same_text = self.by_text.get((ev.action, me))
             if same_text:
                 return same_text[0]
-            return next((c for c in self.by_moment.get((ev.at, ev.action), ())
-                         if isinstance(c, CompactEntry)), None)
+            older = [c for c in self.by_moment.get((ev.at, ev.action), ())
+                     if isinstance(c, CompactEntry)]
+            # Mine first: their side of a dm compacted at the same second is not my answer.
+            return next((c for c in older if c.direction == "outbound"),
+                        older[0] if older else None)
         return next(iter(self.by_moment.get((ev.at, ev.action), ())), None)
 
 
     def find_inbound(self, pending: _Pending, answer: Target | None) -> Target | None:
         """Their side already on file: in the entry my answer merged into (one entry holding
-        both sides, as `remember` writes it), an entry with the link of what I answered, or
-        an inbound entry with the same paraphrase."""
+        both sides, as `remember` writes it), an entry with the link of what I answered, an
+        inbound entry with the same paraphrase, or, once compaction cut the paraphrase, a
+        compacted inbound entry of the same moment and kind."""
         if isinstance(answer, Entry) and answer.they is not None:
             return answer
         link = pending.their_link
         if link is not None and link in self.by_link:
             return self.by_link[link]
-        return self.by_their_text.get(pending.they) if pending.they is not None else None
+        if pending.they is not None and pending.they in self.by_their_text:
+            return self.by_their_text[pending.they]
+        # Compaction cut their words; the moment and the kind still name their entry.
+        moment = (pending.event.at, inbound_kind(pending.event))
+        return next((c for c in self.by_moment.get(moment, ())
+                     if isinstance(c, CompactEntry) and c.direction == "inbound"), None)
 
 
 def _fill(target: Target, pending: _Pending) -> bool:
@@ -298,6 +364,8 @@ class _Stones:
 
 
 def _apply(person: Person, pending: list[_Pending], stones: _Stones, *, under_lock: bool) -> Tally:
+    from tactful.core.memory.recording import flag
+
     tally = Tally()
     current = stones.current()
     alive = [p for p in pending
@@ -396,11 +464,34 @@ def _resume(log: Path, stat: os.stat_result,
     return offset, lines, digest
 
 
-def _save_state(home: Home, state: dict[str, Any], key: str, stat: os.stat_result,
-                reader: LogReader, digest: hashlib._Hash) -> None:
+def _untouched(log: Path, mark: Any) -> bool:
+    """Whether the log is exactly as the last sync left it, read to its end: the same file,
+    the same size, and neither its mtime nor its ctime moved. Any write to the file moves
+    both, and the ctime cannot be set back (setting the mtime moves it too), so this needs
+    no hash of the prefix: a rerun over an unchanged log costs one stat."""
+    if not isinstance(mark, dict):
+        return False
+    try:
+        found = log.stat()
+    except OSError:
+        return False
+    recorded = (mark.get("device"), mark.get("inode"), mark.get("size"), mark.get("mtime_ns"),
+                mark.get("ctime_ns"))
+    return S_ISREG(found.st_mode) and mark.get("offset") == found.st_size and recorded == (
+        found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
+
+
+def _save_state(home: Home, state: dict[str, Any], key: str, found: _Read) -> None:
+    stat, reader = found.stat, found.reader
     logs = dict(state.get("logs") or {})
-    logs[key] = {"device": stat.st_dev, "inode": stat.st_ino, "offset": reader.offset,
-                 "lines": reader.lines, "sha256": digest.hexdigest()}
+    mark: dict[str, Any] = {"device": stat.st_dev, "inode": stat.st_ino,
+                            "offset": reader.offset, "lines": reader.lines,
+                            "sha256": found.digest.hexdigest()}
+    if found.checked_ns - stat.st_ctime_ns > STILL_NS:
+        # File times are coarse: a write in the same tick as the one before the stat could
+        # leave them as they were. A log still for a while when it was read cannot.
+        mark.update(size=stat.st_size, mtime_ns=stat.st_mtime_ns, ctime_ns=stat.st_ctime_ns)
+    logs[key] = mark
     write_atomic(home.root / STATE,
                  json.dumps({"version": STATE_VERSION, "logs": logs}, indent=1) + "\n")
 
@@ -436,6 +527,8 @@ class _Read:
     digest: hashlib._Hash
     buckets: dict[tuple[str, str], list[_Pending]] = field(default_factory=dict)
     posts: list[Event] = field(default_factory=list)
+    # The clock when `stat` was taken: how long the log had been still by then.
+    checked_ns: int = field(default_factory=time.time_ns)
 
 
 def _read_log(log: Path, mark: Any, report: Report, stones: _Stones,
@@ -445,6 +538,7 @@ def _read_log(log: Path, mark: Any, report: Report, stones: _Stones,
     except FileNotFoundError:
         report.missing = True
         return None
+    checked = time.time_ns()
     if not S_ISREG(stat.st_mode):
         raise NotRegularFile(log, stat.st_mode)  # a FIFO would hang the read: refuse it
     try:
@@ -459,7 +553,7 @@ def _read_log(log: Path, mark: Any, report: Report, stones: _Stones,
         size = stat.st_size
         if progress is not None:
             reader.progress = lambda done: progress("reading", done, max(size, done))
-        found = _Read(stat, reader, digest)
+        found = _Read(stat, reader, digest, checked_ns=checked)
         for item in reader:
             if isinstance(item, BadLine):
                 report.bad.append(item)
@@ -498,8 +592,12 @@ def _sync_locked(home: Home, people: People, log: Path, report: Report,
                  progress: Progress | None, tz: tzinfo) -> None:
     state = _load_state(home)
     key = str(log.resolve())
+    mark = state.get("logs", {}).get(key)
+    if _untouched(log, mark):
+        report.resumed = True  # read to its end last time, and not written since
+        return
     stones = _Stones(home)
-    found = _read_log(log, state.get("logs", {}).get(key), report, stones, progress, tz)
+    found = _read_log(log, mark, report, stones, progress, tz)
     if found is None:
         return
     with people.batch():  # durable once at the end, before the checkpoint says "done"
@@ -507,7 +605,7 @@ def _sync_locked(home: Home, people: People, log: Path, report: Report,
     if report.failed:
         return  # the next run re-reads from the last checkpoint and matches again
     try:
-        _save_state(home, state, key, found.stat, found.reader, found.digest)
+        _save_state(home, state, key, found)
     except OSError as exc:
         report.checkpoint_error = f"{home.root / STATE}: {exc.strerror or exc}"
 
@@ -515,6 +613,10 @@ def _sync_locked(home: Home, people: People, log: Path, report: Report,
 def _carry_all(home: Home, people: People, found: _Read, report: Report,
                progress: Progress | None, stones: _Stones, tz: tzinfo) -> None:
     buckets, posts = found.buckets, found.posts
+    # Everyone not on file yet needs every event gated (nothing to match it to); others only
+    # the events not already there, found one by one.
+    _pregate([item for (platform, handle), pending in buckets.items()
+              if not home.person_path(platform, handle).exists() for item in pending])
     for number, ((platform, handle), pending) in enumerate(sorted(buckets.items()), 1):
         try:
             tally, wrote = _carry(people, platform, handle, pending, stones)
