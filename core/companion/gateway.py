@@ -458,11 +458,15 @@ class Gateway:
         if user is None or user.blocked or (mode == "checkin" and user.paused):
             return False
         person = self.platform.person_of(chat_id)
-        if person is not None and self._flagged(user.handle, person):
-            return False
-        if person is None and user.handle and self._flagged(user.handle, None):
-            return False
-        return not any(self._flagged(handle, user_id) for user_id, handle in senders)
+        accounts: list[tuple[str | None, int | None]] = []
+        if person is not None:
+            accounts.append((user.handle, person))
+        elif user.handle:
+            accounts.append((user.handle, None))
+        accounts += [(handle, user_id) for user_id, handle in senders]
+        # Each account asked once: in a private chat the one who wrote is the chat's user.
+        return not any(self._flagged(handle, user_id)
+                       for handle, user_id in dict.fromkeys(accounts))
 
     async def _turn(self, chat_id: int, items: list[tuple[int | str, str]], mode: str,
                     senders: Senders = (), drop: list[int] | None = None) -> bool:
