@@ -274,6 +274,30 @@ def _areas(profile: cProfile.Profile) -> list[tuple[str, float]]:
     return sorted(totals.items(), key=lambda item: -item[1])
 
 
+ENTRY_POINTS = (("the do-not-engage checks (memory.check, every call)", "core/memory/check.py",
+                 "check"),
+                ("the send gate's admit (guards, claim)", "core/send/gate.py", "admit"),
+                ("Bot API calls (aiogram make_request: HTTP, parsing)", "aiogram/client/session",
+                 "make_request"),
+                ("answers parsed (pydantic model_validate: updates, results)", "pydantic",
+                 "model_validate"),
+                ("the gateway's turn (all of it)", "core/companion/gateway.py", "_turn"),
+                ("the store's reads and writes", "core/companion/store.py", "_read"),
+                ("session files on the loop (prompt written, notes and history read)",
+                 "core/companion/session.py", "write_prompt notes recent"))
+
+
+def _entry_points(profile: cProfile.Profile) -> list[tuple[str, float]]:
+    """Cumulative time of a few named entry points (they overlap: a turn holds the rest)."""
+    stats = pstats.Stats(profile)
+    found = []
+    for label, where, name in ENTRY_POINTS:
+        total = sum(row[3] for (path, _, func), row in stats.stats.items()  # type: ignore[attr-defined]
+                    if where in path and func in name.split())
+        found.append((label, total))
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--messages", type=int, default=1000)
@@ -327,8 +351,11 @@ def main() -> None:
               "own time, the measured window only; profiling slows it):")
         for area, seconds in _areas(profile):
             print(f"  {area:<46}{seconds:>7.2f} s {100 * seconds / total:>5.1f}%")
+        print("\ncumulative time of some entry points (overlapping):")
+        for label, seconds in _entry_points(profile):
+            print(f"  {label:<68}{seconds:>7.2f} s")
         print()
-        pstats.Stats(profile).sort_stats("tottime").print_stats(15)
+        pstats.Stats(profile).sort_stats("tottime").print_stats(12)
 
 
 def _mb(size: int) -> str:
