@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from aiogram import Dispatcher
+from aiogram.exceptions import TelegramNetworkError
 from aiogram.types import Message
 
 from tactful.adapters.telegram.companion import Companion, TelegramChannel, make_bot
@@ -173,6 +174,8 @@ async def _measure(remote: Remote, prefix: str, messages: int,
             started = time.perf_counter()
             remote.ask("posts", (prefix, messages))
             while remote.ask("sent") < already + messages:
+                if time.perf_counter() - started > 600:
+                    raise RuntimeError("not every message was answered within 10 minutes")
                 await asyncio.sleep(0.02)
             elapsed = time.perf_counter() - started
             if profile is not None:
@@ -230,8 +233,14 @@ async def _floor(remote: Remote, home: Path, messages: int) -> Figures:
 
     @dispatcher.message()
     async def answer(message: Message) -> None:
-        await bot.send_chat_action(message.chat.id, "typing")
-        await bot.send_message(message.chat.id, "Sounds good!")
+        with contextlib.suppress(TelegramNetworkError):  # as the channel: a failed indicator
+            await bot.send_chat_action(message.chat.id, "typing")
+        for pause in (1, 2, 4, 0):  # as the channel: a network error is tried again
+            try:
+                await bot.send_message(message.chat.id, "Sounds good!")
+                return
+            except TelegramNetworkError:
+                await asyncio.sleep(pause)
 
     async def polling(stop: threading.Event) -> None:
         task = asyncio.create_task(dispatcher.start_polling(bot, handle_signals=False,
