@@ -376,7 +376,12 @@ class Gateway:
         if buffer.timer is not None:
             buffer.timer.cancel()
             buffer.timer = None
-        await self._durable()  # on disk before its pause starts (then its turn may answer it)
+        try:
+            await self._durable()  # on disk before its pause starts (its turn may answer it)
+        except BaseException:
+            if self._buffers.get(message.chat_id) is buffer and buffer.timer is None:
+                del self._buffers[message.chat_id]  # no pause: the timers look at the chat
+            raise
         self._start_pause(message.chat_id)
 
     def _start_pause(self, chat_id: int) -> None:
