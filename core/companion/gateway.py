@@ -174,6 +174,15 @@ class Gateway:
         await self.store.durable()
         await self.gate.ledger.durable()
 
+    async def _settled(self) -> None:
+        """After a message went out: what the turn wrote since, on disk. A round that fails
+        now cannot undo the send; the claim, on disk since before it, keeps a second answer
+        away, and the failure is logged (by kind)."""
+        try:
+            await self._durable()
+        except TactfulError as exc:
+            self.log.emit("companion.commit_failed", error=type(exc).__name__)
+
     async def _remember(self, session: Session, turns: list[tuple[Role, str, datetime]]) -> None:
         """Add a turn to the chat's history, durably (in the history writer's next round)."""
         if self._history is None:
@@ -555,7 +564,7 @@ class Gateway:
         else:
             ticket.release(maybe_sent=False)  # blocked before the first part: nothing went out
             return False
-        await self._durable()  # the turn is done once what it wrote is on disk
+        await self._settled()  # the turn is done once what it wrote is on disk
         self.log.emit("companion.turn", chat=chat_id, mode=mode, parts=len(parts),
                       thinking_ms=int(thinking * 1000))
         return True
@@ -593,7 +602,7 @@ class Gateway:
             return False
         ticket.settle(Sent(id=key))
         self.store.record_bot_message(chat_id, self.clock())
-        await self._durable()
+        await self._settled()
         return True
 
     async def _send_file(self, chat_id: int, name: str, data: bytes, *, key: str) -> None:
@@ -606,7 +615,7 @@ class Gateway:
             ticket.release(maybe_sent=False)
             raise
         ticket.settle(Sent(id=key))
-        await self._durable()
+        await self._settled()
 
     def _erase(self, command: str, chat_id: int) -> None:
         from tactful.core.companion import erasure

@@ -264,3 +264,28 @@ def test_an_answer_waits_for_its_claim_to_be_committed_even_when_the_commit_is_h
         finally:
             child.kill()
             child.wait(timeout=30)
+
+
+async def test_a_claim_whose_commit_fails_sends_nothing_and_the_next_message_works(
+        world: World, home: Path) -> None:
+    """A reader holds the ledger past the gateway's busy timeout: the round holding the claim
+    cannot commit, is rolled back, and the turn sends nothing (fail closed)."""
+    await world.say("warm_up", "hi")
+    world.gateway.gate.ledger.db.execute("PRAGMA busy_timeout = 200")
+    sent = len(world.emulator.sent())
+    reader = sqlite3.connect(home / "ledger.sqlite", timeout=15, isolation_level=None)
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM sends").fetchone()  # the shared lock
+        message = world.incoming("unlucky", "hello")
+        await world.gateway.on_message(message)
+        await asyncio.wait_for(world.gateway.drain(), timeout=30)
+    finally:
+        reader.execute("ROLLBACK")
+        reader.close()
+    assert len(world.emulator.sent()) == sent
+    assert claim_key(BOT, message.chat_id, message.message_id) not in \
+        committed_keys(home / "ledger.sqlite")
+    assert '"reason": "MemoryUnavailable"' in world.log.getvalue()
+    await world.say("unlucky", "hello again")
+    assert len(world.emulator.sent()) == sent + 1
