@@ -15,6 +15,11 @@ has the send (what was pending when it crashed, what a repair writes); then it g
 blanks the text and names of every send to, mentioning, naming or quoting the person, and keeps
 the key (a hash of ids, naming no one) so that forgetting never re-opens a reply that went out.
 `secure_delete` is on, and a forget vacuums, so deleted bytes do not linger in free pages.
+
+Every write is one durable commit, except in group-commit mode (`group_commits`, the companion's
+gateway only: docs/companion.md, "Throughput"), where the writes of every task in flight share
+a commit round and a writer awaits `durable()` before what depends on them goes out; a forget
+still commits alone before it vacuums.
 """
 
 from __future__ import annotations
