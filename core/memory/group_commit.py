@@ -69,11 +69,15 @@ class GroupCommit:
                 db.execute("RELEASE grouped")
                 raise
             db.execute("RELEASE grouped")
+            if not self._since.get():
+                self._since.set(self.generation)
         except sqlite3.Error as exc:
             raise self.failed(exc) from exc
-        if not self._since.get():
-            self._since.set(self.generation)
-        self._schedule()
+        finally:
+            if self.open:
+                # Also after a block that failed: the transaction it opened must not keep the
+                # file's write lock beyond this round.
+                self._schedule()
 
     def _schedule(self) -> None:
         try:
@@ -89,6 +93,7 @@ class GroupCommit:
         while True:
             await asyncio.sleep(0)  # one more loop turn: the ready turns add their writes
             if not self.open:
+                self._wake()  # a flush may have committed meanwhile
                 break
             await loop.run_in_executor(self._thread, self._commit)
             self._wake()

@@ -16,8 +16,11 @@ from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from tactful.adapters.emulation import Request
 from tactful.adapters.telegram.emulator import TelegramEmulator
+from tactful.core.companion.store import CompanionStore
 from tactful.core.config.values import CompanionConfig
 from tactful.core.send.ledger import send_key
 
@@ -289,3 +292,24 @@ async def test_a_claim_whose_commit_fails_sends_nothing_and_the_next_message_wor
     assert '"reason": "MemoryUnavailable"' in world.log.getvalue()
     await world.say("unlucky", "hello again")
     assert len(world.emulator.sent()) == sent + 1
+
+
+async def test_a_write_block_that_fails_holds_the_file_no_longer_than_one_round(
+        home: Path) -> None:
+    """Its transaction is undone and the round still ends it: another process can write the
+    file again (a `tactful send`, the memory pass's own connection)."""
+    store = CompanionStore(home, BOT, group_commit=True)
+    try:
+        with pytest.raises(RuntimeError), store.together():
+            store.set_due("job", datetime(2026, 12, 1, tzinfo=UTC))
+            raise RuntimeError("a bug in the middle of the block")
+        await asyncio.sleep(0.5)  # one round, and then some
+        other = sqlite3.connect(store.path, timeout=0.5, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")  # the write lock is free
+            other.execute("ROLLBACK")
+        finally:
+            other.close()
+        assert store.due_at("job") is None
+    finally:
+        store.close()
