@@ -43,6 +43,7 @@ Choices made here:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -198,7 +199,13 @@ class CompanionStore:
         self._group: GroupCommit | None = None
         try:
             make_private_dirs(folder)
-            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+            # Made 0600 before SQLite opens it, and only when missing: closing a descriptor
+            # of the file drops every POSIX lock this process holds on it, so opening an
+            # existing one here (a worker's store, while the gateway's commit round holds the
+            # write lock) would let another process take a live transaction's journal for a
+            # crashed one's.
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
             self.db = sqlite3.connect(self.path, timeout=15, isolation_level=None,
                                       check_same_thread=False)
         except (OSError, sqlite3.Error) as exc:
