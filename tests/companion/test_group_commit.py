@@ -156,7 +156,7 @@ async def main(home, base_url, token):
     bot = make_bot(token, base_url)
     log = EventLog(stream=open(os.devnull, "w"))
     config = CompanionConfig(join_seconds=0, window_messages=1000, daily_cap=1000,
-                             parallel_turns=64, typing_pace=0)
+                             parallel_turns=8, typing_pace=0)
     gateway = Gateway(home=Path(home), bot="crash", config=config, persona_name="galatea",
                       default_tz="UTC", responder=Instant(), channel=TelegramChannel(bot, log),
                       gate=Gate.for_home(Path(home)), log=log,
@@ -214,7 +214,8 @@ def test_a_process_killed_mid_flight_left_no_answer_without_its_claim_and_a_rest
             child.wait(timeout=30)
         _until(lambda: len(emulator.sent()) >= 15, 10)
         first = Counter(str(m["chat_id"]) for m in emulator.sent())
-        assert 0 < len(first) < count  # killed mid-flight
+        # Killed mid-flight: with 8 turns at a time, most messages still wait in the store.
+        assert 0 < len(first) < count
         message_of = dict(ref.split("/") for ref in refs)
         claims = committed_keys(home / "ledger.sqlite")
         assert claimed(claims, "crash", sends[14], message_of[sends[14]])  # the last one out
