@@ -22,6 +22,7 @@ here logs message text.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -33,7 +34,7 @@ from typing import Protocol
 
 from tactful.core.companion import checkins, limits, pacing, phrases
 from tactful.core.companion.prompting import Line, compose, persona_block
-from tactful.core.companion.session import Role, Session
+from tactful.core.companion.session import HistoryWriter, Role, Session
 from tactful.core.companion.store import CompanionStore
 from tactful.core.companion.timers import Timers
 from tactful.core.config.values import CompanionConfig
@@ -136,7 +137,7 @@ class Gateway:
                  rng: random.Random | None = None, sleep: Sleep = asyncio.sleep,
                  stores: Callable[[], CompanionStore] | None = None,
                  chat_mutex: Callable[[int], AbstractAsyncContextManager[None]] | None = None,
-                 ) -> None:
+                 group_commit: bool = True) -> None:
         self.home, self.bot, self.config = home, bot, config
         self.persona = persona_block(persona_name, config.prompt)
         self.default_tz = config.default_timezone or default_tz
@@ -147,10 +148,21 @@ class Gateway:
         self.sleep = sleep
         self.timers = Timers.of(config)
         # Many workers (docs/companion.md, "Running on many workers") bring a store of their
-        # shared database, and a mutex that keeps a chat's turns apart across processes.
+        # shared database (each write committed as it is made), and a mutex that keeps a chat's
+        # turns apart across processes. `_stores` also makes the memory pass's own store, in
+        # its thread: a plain one, outside any group commit.
         self._stores = stores or (lambda: CompanionStore(home, bot))
         self._chat_mutex = chat_mutex
-        self.store = self._stores()
+        # Group commit (docs/companion.md, "Throughput"): the writes of every turn in flight
+        # share one durable commit round, and a turn awaits `_durable` before anything that
+        # depends on them leaves the process. Off: a durable commit per write, as before. An
+        # injected store (the shared database) commits each write itself: nothing to group.
+        group_commit = group_commit and stores is None
+        self.store = CompanionStore(home, bot, group_commit=True) if group_commit \
+            else self._stores()
+        if group_commit:
+            gate.ledger.group_commits()
+        self._history = HistoryWriter() if group_commit else None
         self.turns = asyncio.Semaphore(config.parallel_turns)
         # Drafts run in threads of their own: a draft that outlives its turn (a responder
         # ignoring its timeout) must not take the threads the next turns need.
@@ -161,12 +173,45 @@ class Gateway:
 
     def close(self) -> None:
         self._drafts.shutdown(wait=False, cancel_futures=True)
+        if self._history is not None:
+            self._history.close()
         self.store.close()
         self.gate.close()
+
+    async def _durable(self) -> None:
+        """Every write made so far, in the store and in the send ledger, is on disk (with group
+        commit this waits for the round that holds them; raises `MemoryUnavailable` when the
+        round holding this task's writes failed)."""
+        await self.store.durable()
+        await self.gate.ledger.durable()
+
+    async def _settled(self) -> None:
+        """After a message went out: what the turn wrote since, on disk. A round that fails
+        now cannot undo the send; the claim, on disk since before it, keeps a second answer
+        away, and the failure is logged (by kind)."""
+        try:
+            await self._durable()
+        except TactfulError as exc:
+            self.log.emit("companion.commit_failed", error=type(exc).__name__)
+
+    async def _remember(self, session: Session, turns: list[tuple[Role, str, datetime]]) -> None:
+        """Add a turn to the chat's history, durably (in the history writer's next round)."""
+        if self._history is None:
+            session.extend(turns)
+        else:
+            await self._history.extend(session, turns)
 
     # ---- what arrives ---------------------------------------------------------------------
 
     async def on_message(self, message: Incoming) -> None:
+        try:
+            await self._on_message(message)
+        finally:
+            # The platform counts the message as delivered: what it changed is on disk before
+            # the handler returns (in the commit round it shares with the other turns).
+            await self._durable()
+
+    async def _on_message(self, message: Incoming) -> None:
         if message.text is None or not message.text.strip():
             return  # stickers, photos, empty: nothing to answer, nothing stored
         text = message.text.strip()
@@ -222,7 +267,7 @@ class Gateway:
         if held:
             await self._hold(message, text, decision, user.language_code)
             return
-        self._buffer(message, text)
+        await self._buffer(message, text)
 
     async def _group_line(self, message: Incoming) -> None:
         if self._answered(message.chat_id, f"{message.message_id}/answer"):
@@ -290,11 +335,20 @@ class Gateway:
                                     *(Party("who wrote", h, str(u) if u else None)
                                       for u, h in senders)))
 
-    def _admit(self, request: SendRequest) -> Ticket | None:
+    async def _admit(self, request: SendRequest) -> Ticket | None:
         """The gate's answer: a ticket to deliver, or None (refused, or a dry run, whose line
-        is in the outbox). The refusal is logged by kind, never with text."""
+        is in the outbox). The refusal is logged by kind, never with text. A ticket is handed
+        out only once its claim (and everything the turn wrote before it) is durable: with
+        group commit, that is the round this turn shares with the others."""
         try:
             admitted = self.gate.admit(request)
+            if isinstance(admitted, Ticket):
+                try:
+                    await self._durable()
+                except TactfulError:
+                    with contextlib.suppress(TactfulError):
+                        admitted.release(maybe_sent=False)  # the claim went with its round
+                    raise
         except TactfulError as exc:
             self.log.emit("companion.refused", reason=type(exc).__name__,
                           exit_code=exc.exit_code)
@@ -327,7 +381,7 @@ class Gateway:
             await self._say(message.chat_id, phrases.pick("hold", language, self.rng),
                             key=self._inbound_key(message.chat_id, f"{message.message_id}/hold"))
 
-    def _buffer(self, message: Incoming, text: str) -> None:
+    async def _buffer(self, message: Incoming, text: str) -> None:
         # Kept in the store too: the platform counts the message as delivered, so a restart in
         # the pause (or while the responder thinks) must find it there; `release_pending`
         # answers it then, once.
@@ -336,6 +390,18 @@ class Gateway:
             self.store.hold(message.chat_id, message.message_id, text, message.at,
                             message.at + timedelta(seconds=self.config.join_seconds),
                             kind="queued", user_id=message.user_id, handle=message.handle)
+        # A running pause restarts with this message (as `_start_pause` would), stopped now:
+        # the chat's pause must not end while this one waits for its commit round.
+        buffer = self._buffers.setdefault(message.chat_id, _Buffer())
+        if buffer.timer is not None:
+            buffer.timer.cancel()
+            buffer.timer = None
+        try:
+            await self._durable()  # on disk before its pause starts (its turn may answer it)
+        except BaseException:
+            if self._buffers.get(message.chat_id) is buffer and buffer.timer is None:
+                del self._buffers[message.chat_id]  # no pause: the timers look at the chat
+            raise
         self._start_pause(message.chat_id)
 
     def _start_pause(self, chat_id: int) -> None:
@@ -429,11 +495,15 @@ class Gateway:
         if user is None or user.blocked or (mode == "checkin" and user.paused):
             return False
         person = self.platform.person_of(chat_id)
-        if person is not None and self._flagged(user.handle, person):
-            return False
-        if person is None and user.handle and self._flagged(user.handle, None):
-            return False
-        return not any(self._flagged(handle, user_id) for user_id, handle in senders)
+        accounts: list[tuple[str | None, int | None]] = []
+        if person is not None:
+            accounts.append((user.handle, person))
+        elif user.handle:
+            accounts.append((user.handle, None))
+        accounts += [(handle, user_id) for user_id, handle in senders]
+        # Each account asked once: in a private chat the one who wrote is the chat's user.
+        return not any(self._flagged(handle, user_id)
+                       for handle, user_id in dict.fromkeys(accounts))
 
     async def _turn(self, chat_id: int, items: list[tuple[int | str, str]], mode: str,
                     senders: Senders = (), drop: list[int] | None = None) -> bool:
@@ -464,10 +534,10 @@ class Gateway:
                 return False  # nobody asked: no apology for a check-in that did not happen
             await self._say(chat_id, phrases.pick("failed", language, self.rng),
                             key=self._inbound_key(chat_id, f"{items[-1][0]}/failed"))
-            session.append("user", text, started)
+            await self._remember(session, [("user", text, started)])
             return False
         parts = _fit(pacing.split(reply), self.platform.max_length, self.platform.length)
-        ticket = self._admit(self._request(
+        ticket = await self._admit(self._request(
             chat_id, tuple(parts), [self._inbound_key(chat_id, m) for m, _ in items],
             senders=senders))
         if ticket is None:
@@ -498,12 +568,13 @@ class Gateway:
                 if mode != "checkin":
                     await self._say(chat_id, phrases.pick("failed", language, self.rng),
                                     key=self._inbound_key(chat_id, f"{items[-1][0]}/failed"))
-                    session.append("user", text, started)
+                    await self._remember(session, [("user", text, started)])
                 return False
         finally:
-            # One write for the whole turn, whatever part of it went out.
+            # One write for the whole turn, whatever part of it went out; on disk before the
+            # store drops the messages it answers.
             if sent or not said or said[0][0] == "user":
-                session.extend(said if sent else said[:1])
+                await self._remember(session, said if sent else said[:1])
             if sent:
                 with self.store.together():
                     self.store.record_bot_message(chat_id, self.clock())
@@ -516,6 +587,7 @@ class Gateway:
         else:
             ticket.release(maybe_sent=False)  # blocked before the first part: nothing went out
             return False
+        await self._settled()  # the turn is done once what it wrote is on disk
         self.log.emit("companion.turn", chat=chat_id, mode=mode, parts=len(parts),
                       thinking_ms=int(thinking * 1000))
         return True
@@ -536,8 +608,8 @@ class Gateway:
                    user_id: int | None = None, handle: str | None = None) -> bool:
         """One line to the chat (a hold line, a command's answer), through the gate."""
         senders: Senders = ((user_id, handle),) if handle else ()
-        ticket = self._admit(self._request(chat_id, text, [key], user_id=user_id,
-                                           senders=senders))
+        ticket = await self._admit(self._request(chat_id, text, [key], user_id=user_id,
+                                                 senders=senders))
         if ticket is None:
             return False
         try:
@@ -553,10 +625,11 @@ class Gateway:
             return False
         ticket.settle(Sent(id=key))
         self.store.record_bot_message(chat_id, self.clock())
+        await self._settled()
         return True
 
     async def _send_file(self, chat_id: int, name: str, data: bytes, *, key: str) -> None:
-        ticket = self._admit(self._request(chat_id, file_line(name), [key]))
+        ticket = await self._admit(self._request(chat_id, file_line(name), [key]))
         if ticket is None:
             return
         try:
@@ -565,6 +638,7 @@ class Gateway:
             ticket.release(maybe_sent=False)
             raise
         ticket.settle(Sent(id=key))
+        await self._settled()
 
     def _erase(self, command: str, chat_id: int) -> None:
         from tactful.core.companion import erasure

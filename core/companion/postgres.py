@@ -97,6 +97,8 @@ class PostgresStore(CompanionStore):
         self.path = Path(f"postgresql:{shown(dsn)}/{schema_of(bot)}")
         self._lock = threading.RLock()
         self._depth = 0
+        self._commits = 0
+        self._group = None  # every write commits as it is made: no group commit here
         self.db: Any = Connection(dsn, schema_of(bot), self._unavailable,
                                   name=f"tactful-companion-{bot}")
         try:
@@ -128,7 +130,7 @@ class PostgresStore(CompanionStore):
                 db.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
 
     @contextmanager
-    def _transaction(self) -> Iterator[Any]:
+    def _transaction(self, *, alone: bool = False) -> Iterator[Any]:
         with self._lock, self.db.transaction() as db:
             self._depth += 1
             try:

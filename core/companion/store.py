@@ -33,6 +33,9 @@ Choices made here:
   different zones.
 - `together()` groups writes into one transaction (one durable commit): a turn's writes at
   arrival, and those after its answer (docs/companion.md, "Throughput").
+- With `group_commit` (the gateway's store), the writes of every turn in flight share one open
+  transaction and one commit round (`core/memory/group_commit.py`); a turn awaits `durable()`
+  before anything that depends on them leaves the process. Erasure commits alone, then VACUUMs.
 - This class is the companion's one seam to its database: nothing else runs SQL on it. Another
   backend (PostgreSQL for several workers) would be a class with these methods, made where the
   gateway makes its store (docs/companion.md, "Where another database would plug in").
@@ -40,6 +43,7 @@ Choices made here:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -54,6 +58,7 @@ from pathlib import Path
 from tactful.core.companion.session import bot_folder, make_private_dirs, utc_text
 from tactful.core.errors import MemoryUnavailable
 from tactful.core.memory.clock import zone
+from tactful.core.memory.group_commit import GroupCommit
 from tactful.core.memory.sqlite import immediate
 
 FILE = "companion.sqlite"
@@ -185,14 +190,22 @@ def _required_time(text: str) -> datetime:
 
 
 class CompanionStore:
-    def __init__(self, home: Path, bot: str) -> None:
+    def __init__(self, home: Path, bot: str, *, group_commit: bool = False) -> None:
         folder = bot_folder(home, bot)
         self.path = folder / FILE
         self._lock = threading.RLock()
         self._depth = 0  # > 0 inside `together`
+        self._commits = 0  # durable commits outside a group
+        self._group: GroupCommit | None = None
         try:
             make_private_dirs(folder)
-            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+            # Made 0600 before SQLite opens it, and only when missing: closing a descriptor
+            # of the file drops every POSIX lock this process holds on it, so opening an
+            # existing one here (a worker's store, while the gateway's commit round holds the
+            # write lock) would let another process take a live transaction's journal for a
+            # crashed one's.
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
             self.db = sqlite3.connect(self.path, timeout=15, isolation_level=None,
                                       check_same_thread=False)
         except (OSError, sqlite3.Error) as exc:
@@ -205,6 +218,8 @@ class CompanionStore:
         except BaseException:
             self.db.close()
             raise
+        if group_commit:
+            self._group = GroupCommit(self.db, self._lock, self._unavailable, "companion")
 
     def _unavailable(self, exc: Exception) -> MemoryUnavailable:
         return MemoryUnavailable(f"the companion database {self.path} cannot be used: "
@@ -223,17 +238,48 @@ class CompanionStore:
                 db.execute(f"PRAGMA user_version = {number}")
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, *, alone: bool = False) -> Iterator[sqlite3.Connection]:
+        """A write block: its own durable commit, or with group commit a part of the group's
+        open transaction. `alone` (erasure) commits the group first and then itself, so that a
+        VACUUM can follow at once."""
         with self._lock:
             if self._depth:  # inside `together`: one commit for all of it
                 yield self.db
                 return
+            if self._group is not None and not alone:
+                with self._group.write() as db:
+                    self._depth += 1
+                    try:
+                        yield db
+                    finally:
+                        self._depth -= 1
+                return
+            if self._group is not None:
+                self._group.flush()
             with immediate(self.db, self._unavailable) as db:
                 self._depth += 1
                 try:
                     yield db
                 finally:
                     self._depth -= 1
+            self._commits += 1
+
+    @property
+    def commits(self) -> int:
+        """Durable commits this store made (each an fsync round): the bench and the tests
+        count them."""
+        return self._commits + (self._group.commits if self._group is not None else 0)
+
+    @property
+    def grouped(self) -> bool:
+        return self._group is not None
+
+    async def durable(self) -> None:
+        """Return once every write made before the call is durable. Without group commit each
+        write already is; with it, this waits for the commit round that holds them, and raises
+        `MemoryUnavailable` when the one holding this task's own writes failed."""
+        if self._group is not None:
+            await self._group.durable()
 
     @contextmanager
     def together(self) -> Iterator[None]:
@@ -249,18 +295,26 @@ class CompanionStore:
             except sqlite3.Error as exc:
                 raise self._unavailable(exc) from exc
 
-    def _write(self, sql: str, args: tuple[object, ...] = ()) -> int:
+    def _write(self, sql: str, args: tuple[object, ...] = (), *, alone: bool = False) -> int:
         """One statement in its own transaction; returns the rows it changed."""
-        with self._transaction() as db:
+        with self._transaction(alone=alone) as db:
             return db.execute(sql, args).rowcount
 
     def close(self) -> None:
-        with self._lock:
-            self.db.close()
+        try:
+            if self._group is not None:
+                # What is open is committed first; not under the lock, which a commit round
+                # already handed to the commit thread needs to finish.
+                self._group.close()
+        finally:
+            with self._lock:
+                self.db.close()
 
     def vacuum(self) -> None:
         """Rebuild the file so that no free page keeps deleted words."""
         with self._lock:
+            if self._group is not None:
+                self._group.flush()  # VACUUM cannot run inside the group's transaction
             try:
                 self.db.execute("VACUUM")
             except sqlite3.Error as exc:
@@ -449,7 +503,7 @@ class CompanionStore:
 
     def clear_pending(self, chat_id: int) -> int:
         """Drop the chat's held messages unanswered (/forget), and VACUUM; returns how many."""
-        removed = self._write("DELETE FROM pending WHERE chat_id = ?", (chat_id,))
+        removed = self._write("DELETE FROM pending WHERE chat_id = ?", (chat_id,), alone=True)
         self.vacuum()
         return removed
 
@@ -519,7 +573,7 @@ class CompanionStore:
 
     def delete_user(self, chat_id: int) -> None:
         """Every row of theirs in every table, then VACUUM."""
-        with self._transaction() as db:
+        with self._transaction(alone=True) as db:
             for table in ("pending", "message_times", "checkins", "summaries", "users"):
                 db.execute(f"DELETE FROM {table} WHERE chat_id = ?", (chat_id,))  # noqa: S608
         self.vacuum()

@@ -15,19 +15,26 @@ has the send (what was pending when it crashed, what a repair writes); then it g
 blanks the text and names of every send to, mentioning, naming or quoting the person, and keeps
 the key (a hash of ids, naming no one) so that forgetting never re-opens a reply that went out.
 `secure_delete` is on, and a forget vacuums, so deleted bytes do not linger in free pages.
+
+Every write is one durable commit, except in group-commit mode (`group_commits`, the companion's
+gateway only: docs/companion.md, "Throughput"), where the writes of every task in flight share
+a commit round and a writer awaits `durable()` before what depends on them goes out; a forget
+still commits alone before it vacuums.
 """
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from tactful.core.errors import MemoryUnavailable, Refused
+from tactful.core.memory.group_commit import GroupCommit
 from tactful.core.memory.scrub import scrub
 from tactful.core.memory.sqlite import immediate, migrate
 from tactful.core.memory.traces import Trace
@@ -133,8 +140,12 @@ class Ledger:
         self.root = home
         self.path = home / FILE
         self._holder: owners.Holder | None = None
+        self._lock = threading.RLock()  # a group commit runs in a thread of its own
+        self._commits = 0
+        self._group: GroupCommit | None = None
         try:
-            self.db = sqlite3.connect(self.path, timeout=15, isolation_level=None)
+            self.db = sqlite3.connect(self.path, timeout=15, isolation_level=None,
+                                      check_same_thread=False)
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.execute("PRAGMA secure_delete = ON")  # deleted text is zeroed, not left
             self._migrate()
@@ -149,11 +160,53 @@ class Ledger:
         return MemoryUnavailable(f"the send ledger {self.path} cannot be used: {exc}; move it "
                                  "aside only if you know nothing is pending, then retry")
 
-    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        return immediate(self.db, self._unavailable)
+    @contextmanager
+    def _transaction(self, *, alone: bool = False) -> Iterator[sqlite3.Connection]:
+        """One immediate transaction, committed durably at its end; with group commit, a part
+        of the group's open transaction instead (`alone`: commit the group, then this one)."""
+        with self._lock:
+            if self._group is not None and not alone:
+                with self._group.write() as db:
+                    yield db
+                return
+            if self._group is not None:
+                self._group.flush()
+            with immediate(self.db, self._unavailable) as db:
+                yield db
+            self._commits += 1
+
+    def group_commits(self) -> None:
+        """From now on, writes share one transaction per commit round, made durable in a
+        thread of its own (`core/memory/group_commit.py`), and a writer awaits `durable()`
+        before anything that depends on them goes out. For a sender whose writers are tasks of
+        one asyncio loop (the companion's gateway); every other sender keeps a durable commit
+        per write."""
+        with self._lock:
+            if self._group is None:
+                self._group = GroupCommit(self.db, self._lock, self._unavailable, "ledger")
+
+    async def durable(self) -> None:
+        """Return once every write made before the call is durable (at once without group
+        commit); raises `MemoryUnavailable` when the commit holding this task's writes failed:
+        a claim that is not on disk must not be sent on."""
+        if self._group is not None:
+            await self._group.durable()
+
+    @property
+    def commits(self) -> int:
+        """Durable commits made through this ledger (each an fsync round)."""
+        return self._commits + (self._group.commits if self._group is not None else 0)
 
     def close(self) -> None:
-        self.db.close()
+        try:
+            if self._group is not None:
+                # What is open is committed first; not under the lock, which a commit round
+                # already handed to the commit thread needs to finish.
+                self._group.close()
+                self._group = None
+        finally:
+            with self._lock:
+                self.db.close()
         if self._holder is not None:
             self._holder.close()
             self._holder = None
@@ -172,9 +225,10 @@ class Ledger:
 
     def find(self, key: str) -> Record | None:
         try:
-            row = self.db.execute(
-                "SELECT key, platform, action, reply_to, handle, thread, state, started, url "
-                "FROM sends WHERE key = ?", (key,)).fetchone()
+            with self._lock:
+                row = self.db.execute(
+                    "SELECT key, platform, action, reply_to, handle, thread, state, started, url "
+                    "FROM sends WHERE key = ?", (key,)).fetchone()
         except sqlite3.Error as exc:
             raise self._unavailable(exc) from exc
         return Record(*row) if row else None
@@ -182,10 +236,11 @@ class Ledger:
     def replied_in_thread(self, platform: str, handle: str, thread: str) -> Record | None:
         """A reply to this account in this thread, pending or sent (the one-per-thread rule)."""
         try:
-            row = self.db.execute(
-                "SELECT key, platform, action, reply_to, handle, thread, state, started, url "
-                "FROM sends WHERE platform = ? AND handle = ? AND thread = ? LIMIT 1",
-                (platform, handle, thread)).fetchone()
+            with self._lock:
+                row = self.db.execute(
+                    "SELECT key, platform, action, reply_to, handle, thread, state, started, url "
+                    "FROM sends WHERE platform = ? AND handle = ? AND thread = ? LIMIT 1",
+                    (platform, handle, thread)).fetchone()
         except sqlite3.Error as exc:
             raise self._unavailable(exc) from exc
         return Record(*row) if row else None
@@ -193,9 +248,10 @@ class Ledger:
     def count_since(self, platform: str, action: str, since: datetime) -> tuple[int, str | None]:
         """Sends of one action since a time, and the oldest of them (when the window frees)."""
         try:
-            count, oldest = self.db.execute(
-                "SELECT count(*), min(started) FROM sends WHERE platform = ? AND action = ? "
-                "AND started >= ? AND alias = 0", (platform, action, utc(since))).fetchone()
+            with self._lock:
+                count, oldest = self.db.execute(
+                    "SELECT count(*), min(started) FROM sends WHERE platform = ? AND action = ? "
+                    "AND started >= ? AND alias = 0", (platform, action, utc(since))).fetchone()
         except sqlite3.Error as exc:
             raise self._unavailable(exc) from exc
         return int(count), oldest
@@ -273,10 +329,11 @@ class Ledger:
         """Sends that went out but whose memory entry is not written yet: a crash between,
         a failed write, or a sender still writing it (`take` tells them apart)."""
         try:
-            rows = self.db.execute(
-                "SELECT key, platform, action, handle, person_id, thread, mentions, text, "
-                "started, url, in_reply_to FROM sends WHERE state = ? AND remembered = 0 "
-                "AND alias = 0 ORDER BY started", (SENT,)).fetchall()
+            with self._lock:
+                rows = self.db.execute(
+                    "SELECT key, platform, action, handle, person_id, thread, mentions, text, "
+                    "started, url, in_reply_to FROM sends WHERE state = ? AND remembered = 0 "
+                    "AND alias = 0 ORDER BY started", (SENT,)).fetchall()
         except sqlite3.Error as exc:
             raise self._unavailable(exc) from exc
         return [Unremembered(*row) for row in rows]
@@ -310,7 +367,7 @@ class Ledger:
 
     def forget_trace(self, trace: Trace) -> int:
         """Blank the text and names of every send to, mentioning, naming or quoting them."""
-        with self._transaction() as db:
+        with self._transaction(alone=True) as db:
             rows = db.execute("SELECT key, handle, mentions, person_id, text, reply_to, "
                               "in_reply_to, thread FROM sends WHERE platform = ?",
                               (trace.platform,)).fetchall()
@@ -323,7 +380,10 @@ class Ledger:
                            "thread = NULL, reply_to = NULL, person_id = NULL, "
                            "in_reply_to = NULL, remembered = 1 WHERE key = ?", keys)
         try:
-            self.db.execute("VACUUM")  # no free page keeps the old text
+            with self._lock:
+                if self._group is not None:
+                    self._group.flush()  # VACUUM cannot run inside the group's transaction
+                self.db.execute("VACUUM")  # no free page keeps the old text
         except sqlite3.Error as exc:
             raise self._unavailable(exc) from exc
         return len(keys)

@@ -66,6 +66,9 @@ class PostgresLedger(Ledger):
         self._holder = None
         self._token: str | None = None
         self._guard = threading.RLock()
+        self._lock = threading.RLock()
+        self._commits = 0
+        self._group = None  # every claim and mark commits as it is made: nothing to group
         self.db: Any = Connection(dsn, SCHEMA, self._unavailable, name="tactful-ledger")
         try:
             with self.db.transaction() as db:
@@ -83,7 +86,7 @@ class PostgresLedger(Ledger):
                                  "and that the server runs; nothing was sent")
 
     @contextmanager
-    def _transaction(self) -> Iterator[Any]:
+    def _transaction(self, *, alone: bool = False) -> Iterator[Any]:
         with self.db.transaction() as db:
             yield db
 

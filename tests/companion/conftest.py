@@ -144,7 +144,8 @@ class World:
 
 
 def make_gateway(emulator: TelegramEmulator, home: Path, responder: Any, clock: Clock,
-                 sleeps: list[float], log: io.StringIO, config: CompanionConfig) -> Gateway:
+                 sleeps: list[float], log: io.StringIO, config: CompanionConfig,
+                 group_commit: bool = True) -> Gateway:
     """A gateway whose pauses are recorded in `sleeps` instead of waited."""
 
     async def sleep(seconds: float) -> None:
@@ -157,7 +158,7 @@ def make_gateway(emulator: TelegramEmulator, home: Path, responder: Any, clock: 
                    default_tz="Europe/Amsterdam", responder=responder,
                    channel=TelegramChannel(bot, events, sleep=sleep),
                    gate=Gate.for_home(home, clock=clock), log=events, clock=clock,
-                   rng=random.Random(7), sleep=sleep)
+                   rng=random.Random(7), sleep=sleep, group_commit=group_commit)
 
 
 def found(root: Path, word: str) -> list[str]:
