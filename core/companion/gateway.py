@@ -118,6 +118,7 @@ class Incoming:
 @dataclass
 class _Buffer:
     timer: asyncio.Task[None] | None = None  # the join pause; the messages are in the store
+    answering: bool = False  # the pause is over and its turn runs: it is never cancelled
 
 
 @dataclass
@@ -170,6 +171,7 @@ class Gateway:
                                           thread_name_prefix="companion-draft")
         self._locks: dict[int, _ChatLock] = {}
         self._buffers: dict[int, _Buffer] = {}
+        self._answering: set[asyncio.Task[None]] = set()  # turns of a pause a message outran
 
     def close(self) -> None:
         self._drafts.shutdown(wait=False, cancel_futures=True)
@@ -392,10 +394,7 @@ class Gateway:
                             kind="queued", user_id=message.user_id, handle=message.handle)
         # A running pause restarts with this message (as `_start_pause` would), stopped now:
         # the chat's pause must not end while this one waits for its commit round.
-        buffer = self._buffers.setdefault(message.chat_id, _Buffer())
-        if buffer.timer is not None:
-            buffer.timer.cancel()
-            buffer.timer = None
+        buffer = self._pause_stopped(message.chat_id)
         try:
             await self._durable()  # on disk before its pause starts (its turn may answer it)
         except BaseException:
@@ -404,14 +403,34 @@ class Gateway:
             raise
         self._start_pause(message.chat_id)
 
+    def _pause_stopped(self, chat_id: int) -> _Buffer:
+        """The chat's buffer with no pause running. A pause still waiting is cancelled: the
+        new message restarts it. A pause that ended runs its turn to the end, apart: cancelled
+        once its answer is claimed, the claim would stay pending and the answer be lost. The
+        next turn waits for the chat's mutex and answers what came meanwhile."""
+        buffer = self._buffers.get(chat_id)
+        timer = buffer.timer if buffer is not None else None
+        if buffer is not None and timer is not None:
+            if buffer.answering:
+                self._answering.add(timer)
+                timer.add_done_callback(self._answering.discard)
+                buffer = None
+            else:
+                timer.cancel()
+                buffer.timer = None
+        if buffer is None:
+            buffer = self._buffers[chat_id] = _Buffer()
+        return buffer
+
     def _start_pause(self, chat_id: int) -> None:
-        buffer = self._buffers.setdefault(chat_id, _Buffer())
-        if buffer.timer is not None:
-            buffer.timer.cancel()
+        buffer = self._pause_stopped(chat_id)
         buffer.timer = asyncio.create_task(self._after_pause(chat_id))
 
     async def _after_pause(self, chat_id: int) -> None:
         await self.sleep(self.config.join_seconds)
+        buffer = self._buffers.get(chat_id)
+        if buffer is not None and buffer.timer is asyncio.current_task():
+            buffer.answering = True
         try:
             await self._answer_waiting(chat_id, held_too=False)
         finally:
@@ -444,8 +463,9 @@ class Gateway:
 
     async def drain(self) -> None:
         """Wait for every buffered message to be answered (tests; a clean stop)."""
-        while self._buffers:
+        while self._buffers or self._answering:
             timers = [b.timer for b in self._buffers.values() if b.timer is not None]
+            timers += self._answering
             if not timers:
                 break
             await asyncio.gather(*timers, return_exceptions=True)
@@ -623,7 +643,7 @@ class Gateway:
             self.log.emit("companion.send_failed", chat=chat_id, error=type(exc).__name__,
                           sent=0)
             return False
-        ticket.settle(Sent(id=key))
+        ticket.settle(Sent(id=_sent_id(key)))
         self.store.record_bot_message(chat_id, self.clock())
         await self._settled()
         return True
@@ -637,7 +657,7 @@ class Gateway:
         except Exception:
             ticket.release(maybe_sent=False)
             raise
-        ticket.settle(Sent(id=key))
+        ticket.settle(Sent(id=_sent_id(key)))
         await self._settled()
 
     def _erase(self, command: str, chat_id: int) -> None:
@@ -778,6 +798,13 @@ class Gateway:
                 self.log.emit("companion.checkin", chat=user.chat_id, kind=due.kind)
                 sent += 1
         return sent
+
+
+def _sent_id(key: str) -> str:
+    """What the ledger keeps as a line's post id: the inbound message and what answered it
+    ("5/answer"), never the bot and chat before them. A /delete is confirmed after the chat
+    was erased, so its line must not bring the chat id back."""
+    return key.split("/", 2)[-1]
 
 
 def file_line(name: str) -> str:

@@ -369,16 +369,18 @@ class Ledger:
         """Blank the text and names of every send to, mentioning, naming or quoting them."""
         with self._transaction(alone=True) as db:
             rows = db.execute("SELECT key, handle, mentions, person_id, text, reply_to, "
-                              "in_reply_to, thread FROM sends WHERE platform = ?",
-                              (trace.platform,)).fetchall()
+                              "in_reply_to, thread, post_id, url FROM sends "
+                              "WHERE platform = ?", (trace.platform,)).fetchall()
             keys = [(key,) for key, to, mentions, person_id, *texts in rows
                     if to in trace.handles or (person_id is not None and person_id in trace.ids)
                     or not trace.handles.isdisjoint(mentions.split())
                     or any(trace.names_them(t) for t in texts)]
-            # The post replied to (a URL or a DID names them) goes too; the key is a hash.
+            # The post replied to (a URL or a DID names them) goes too, and so does the sent
+            # post's id and URL (a chat's message is known by the chat); the key is a hash.
             db.executemany("UPDATE sends SET text = NULL, handle = NULL, mentions = '', "
                            "thread = NULL, reply_to = NULL, person_id = NULL, "
-                           "in_reply_to = NULL, remembered = 1 WHERE key = ?", keys)
+                           "in_reply_to = NULL, post_id = NULL, url = NULL, remembered = 1 "
+                           "WHERE key = ?", keys)
         try:
             with self._lock:
                 if self._group is not None:

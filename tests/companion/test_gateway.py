@@ -583,3 +583,19 @@ async def test_in_a_group_start_and_help_get_the_one_on_one_line_and_nothing_els
         assert responder.prompts == []
         assert not (home / "companion" / "persona" / group).exists()
         assert found(home, UNIQUE) == []
+
+
+async def test_a_message_arriving_while_the_answer_goes_out_loses_neither_answer(
+        world: World) -> None:
+    # The first turn's answer is claimed and on its way (the platform is slow) when the user
+    # writes again: that turn must end as it began, and the new message get its own answer.
+    world.emulator.stall_next(1.5, method="sendMessage")
+    first = world.incoming("nat_n", "how was your day")
+    await world.gateway.on_message(first)
+    await until(lambda: bool(world.emulator.calls("sendMessage")))
+    second = world.incoming("nat_n", "and mine was long")
+    await world.gateway.on_message(second)
+    await asyncio.wait_for(world.gateway.drain(), timeout=20)
+    assert world.texts_to("nat_n") == ["Good luck tomorrow! Tell me how it goes."] * 2
+    assert world.gateway._answered(first.chat_id, first.message_id)
+    assert world.gateway._answered(second.chat_id, second.message_id)
