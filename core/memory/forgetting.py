@@ -633,11 +633,30 @@ def _sweep_config_copies(home: Home, trace: Trace) -> int:
             text = read_regular(path).decode("utf-8", "replace")
         except (OSError, MemoryUnavailable):
             continue
-        if trace.names_them(text):
+        if trace.names_them(text) or any(trace.names_them(s) for s in _strings(text)):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
             gone += 1
     return gone
+
+
+def _strings(text: str) -> list[str]:
+    """The strings of a JSON copy as the config held them: JSON writes a line break or a tab
+    as a backslash and a letter, which would glue that letter to the name that follows."""
+    try:
+        stack: list[object] = [json.loads(text)]
+    except (ValueError, RecursionError):
+        return []
+    found: list[str] = []
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, list):
+            stack += item
+    return found
 
 
 def _temp_owner(home: Home, path: Path) -> tuple[str, str] | None:
