@@ -318,7 +318,7 @@ async def test_a_write_block_that_fails_holds_the_file_no_longer_than_one_round(
         store.close()
 
 
-async def test_a_user_marked_do_not_engage_while_an_answer_waits_for_its_commit_round_gets_nothing(  # type: ignore[no-untyped-def]  # noqa: E501
+async def test_a_user_marked_do_not_engage_while_an_answer_waits_for_its_commit_round_gets_nothing(  # type: ignore[no-untyped-def]
         world: World, home: Path, cli) -> None:
     """The gate said yes, then the answer waited for the round holding its claim (a reader
     keeps the ledger's commit back); meanwhile the operator marked them do-not-engage. The
