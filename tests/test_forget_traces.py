@@ -100,6 +100,22 @@ def test_an_interrupted_write_of_anothers_file_quoting_them_leaves_no_temp_file(
     assert WORD.encode() not in _everything(home)
 
 
+def test_an_interrupted_write_of_anothers_file_quoting_them_leaves_no_staged_temp_file(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    # Person files are written in people/.staging/<platform>/ before they take their name
+    # (docs/search-and-desk.md): a writer killed there leaves its temp file in that folder.
+    from tactful.core.memory.atomic import temp_prefix
+    _remember_her(cli)
+    assert cli("remember", "x", "bob", "--kind", "reply", "--they", "hi").code == 0
+    bob = home / "people" / "x" / "bob.md"
+    stage = home / "people" / ".staging" / "x"
+    (stage / (temp_prefix("bob.md") + "abc123")).write_text(
+        bob.read_text() + f"\n- they: as @{GONE} said, {WORD}\n")
+    result = cli("forget", "x", GONE)
+    assert result.code == 0 and "not swept" not in result.err
+    assert WORD.encode() not in _everything(home)
+
+
 def test_an_old_temp_file_of_the_journal_naming_them_is_gone(  # type: ignore[no-untyped-def]
         cli, home: Path) -> None:
     import os
