@@ -45,7 +45,7 @@ from tactful.core.memory.handles import normalize_handle, normalize_platform, sp
 from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.person import Person
 from tactful.core.memory.settings import MemorySettings
-from tactful.core.memory.store import People, staging
+from tactful.core.memory.store import STAGING, People, staging
 from tactful.core.memory.traces import Trace
 
 ENGAGEMENT_LOCK = Path(".locks") / "engagement.lock"
@@ -660,11 +660,18 @@ def _strings(text: str) -> list[str]:
 
 
 def _temp_owner(home: Home, path: Path) -> tuple[str, str] | None:
-    """The person whose file a temp file in a people folder was to replace, when known."""
-    if not path.name.startswith(TEMP_PREFIX) or path.parent.parent != home.root / "people":
+    """The person whose file a temp file in a people folder, or in its staging folder
+    (store.staging), was to replace, when known."""
+    if not path.name.startswith(TEMP_PREFIX):
         return None
-    platform = path.parent.name
-    for person in path.parent.glob("*.md"):
+    if path.parent.parent == home.root / "people" / STAGING:
+        folder = home.people(path.parent.name)
+    elif path.parent.parent == home.root / "people":
+        folder = path.parent
+    else:
+        return None
+    platform = folder.name
+    for person in folder.glob("*.md"):
         if path.name.startswith(temp_prefix(person.name)):
             return platform, person.stem
     return None
