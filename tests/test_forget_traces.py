@@ -321,22 +321,23 @@ def test_a_config_comment_naming_them_leaves_no_copy_kept_for_check(  # type: ig
     config.write_text(f"# @{GONE} asked to be left alone\npersona:\n  timezone: UTC\n",
                       encoding="utf-8")
     assert cli("--home", str(home), "--config", str(config), "check", "x", "bob").code == 0
-    assert GONE.encode() in _everything(home)  # check kept a copy of the file in the home
+    assert list((home / ".cache" / "config").glob("*.json"))  # check kept its copy
     assert cli("forget", "x", GONE).code == 0
     assert GONE.encode() not in _everything(home)
 
 
-def test_a_config_comment_naming_them_across_a_line_break_leaves_no_copy_kept_for_check(  # type: ignore[no-untyped-def]
-        cli, home: Path, tmp_path: Path) -> None:
-    # The copy is JSON: the line break between her first and last name is kept as the two
-    # characters backslash and n, which the file itself never held.
+def test_a_config_copy_of_an_older_version_naming_them_across_a_line_break_goes(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    # Copies kept before this version held the config's text, as JSON: the line break between
+    # her first and last name is the two characters backslash and n there, which the file
+    # itself never held. Such a copy stays until the next `check` rewrites it.
     _remember_her(cli)
     first, last = NAME.split()
-    config = tmp_path / "tactful.yaml"
-    config.write_text(f"# never answer {first}\n# {last} again\npersona:\n  timezone: UTC\n",
-                      encoding="utf-8")
-    assert cli("--home", str(home), "--config", str(config), "check", "x", "bob").code == 0
     copies = home / ".cache" / "config"
-    assert any(first.encode() in p.read_bytes() for p in copies.glob("*.json"))
+    copies.mkdir(parents=True)
+    old = {"format": 1, "path": "/elsewhere/tactful.yaml", "code": [],
+           "text": f"# never answer {first}\n# {last} again\npersona:\n  timezone: UTC\n",
+           "values": {"timezone": "UTC", "owners": [], "compact_after": 50, "keep_full": 20}}
+    (copies / "0badcafe.json").write_text(json.dumps(old, ensure_ascii=False), encoding="utf-8")
     assert cli("forget", "x", GONE).code == 0
     assert not any(first.encode() in p.read_bytes() for p in copies.glob("*.json"))
