@@ -303,3 +303,20 @@ def test_a_verdict_and_a_home_are_read_only_values_even_through_copies(tmp_path:
             value.why = "changed"  # type: ignore[union-attr]
     assert Verdict("x", "a", "known") != Verdict("x", "a", "stranger")
     assert Home(tmp_path) != Home(tmp_path / "other")
+
+
+@pytest.mark.parametrize("command", [["check"], ["check", "--json"], ["card"], ["card", "--json"]])
+def test_a_do_not_engage_verdict_exits_3_even_when_the_reader_of_its_output_has_gone(  # type: ignore[no-untyped-def]
+        cli, home: Path, command: list[str]) -> None:
+    # A caller that stops reading (a pipe closed early, `| head -c0`) must never turn the
+    # verdict into exit 0, "may be touched".
+    assert cli("dne", "x", "zed", "on").code == 0
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([sys.executable, "-m", "tactful.core.cli", "--home", str(home),
+                               *command, "x", "zed"], stdout=write_end,
+                              stderr=subprocess.PIPE, timeout=60, check=False)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 3, done.stderr

@@ -223,3 +223,19 @@ def test_without_an_absolute_home_directory_the_user_folder_is_not_kept(
     user_file(tmp_path / "config-a", "Asia/Tokyo")
     assert zone_of_check(cli, home) == "+09:00"
     assert not (home / ".cache" / "config" / "user-folder.json").exists()
+
+
+@pytest.mark.usefixtures("person")
+def test_the_kept_copy_holds_no_word_of_the_config_file(cli, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # A comment may hold what must not be copied into the memory home: a password left in an
+    # old connection string, someone's handle (which `forget` cannot take from the user's
+    # own file, so the next `check` would copy it back).
+    config = tmp_path / "tactful.yaml"
+    config.write_text("# was: postgresql://tess:hunter2-not-real@db/companion\n"
+                      "# never answer @quill_writes\n"
+                      "persona:\n  timezone: Europe/Amsterdam\n", encoding="utf-8")
+    assert last_seen(cli, home, config) == "2026-10-29T10:05:00+01:00"
+    assert last_seen(cli, home, config) == "2026-10-29T10:05:00+01:00"  # from the copy
+    [kept] = copies(home)
+    data = kept.read_bytes()
+    assert b"hunter2" not in data and b"quill_writes" not in data

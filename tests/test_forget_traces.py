@@ -100,6 +100,22 @@ def test_an_interrupted_write_of_anothers_file_quoting_them_leaves_no_temp_file(
     assert WORD.encode() not in _everything(home)
 
 
+def test_an_interrupted_write_of_anothers_file_quoting_them_leaves_no_staged_temp_file(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    # Person files are written in people/.staging/<platform>/ before they take their name
+    # (docs/search-and-desk.md): a writer killed there leaves its temp file in that folder.
+    from tactful.core.memory.atomic import temp_prefix
+    _remember_her(cli)
+    assert cli("remember", "x", "bob", "--kind", "reply", "--they", "hi").code == 0
+    bob = home / "people" / "x" / "bob.md"
+    stage = home / "people" / ".staging" / "x"
+    (stage / (temp_prefix("bob.md") + "abc123")).write_text(
+        bob.read_text() + f"\n- they: as @{GONE} said, {WORD}\n")
+    result = cli("forget", "x", GONE)
+    assert result.code == 0 and "not swept" not in result.err
+    assert WORD.encode() not in _everything(home)
+
+
 def test_an_old_temp_file_of_the_journal_naming_them_is_gone(  # type: ignore[no-untyped-def]
         cli, home: Path) -> None:
     import os
@@ -305,6 +321,23 @@ def test_a_config_comment_naming_them_leaves_no_copy_kept_for_check(  # type: ig
     config.write_text(f"# @{GONE} asked to be left alone\npersona:\n  timezone: UTC\n",
                       encoding="utf-8")
     assert cli("--home", str(home), "--config", str(config), "check", "x", "bob").code == 0
-    assert GONE.encode() in _everything(home)  # check kept a copy of the file in the home
+    assert list((home / ".cache" / "config").glob("*.json"))  # check kept its copy
     assert cli("forget", "x", GONE).code == 0
     assert GONE.encode() not in _everything(home)
+
+
+def test_a_config_copy_of_an_older_version_naming_them_across_a_line_break_goes(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    # Copies kept before this version held the config's text, as JSON: the line break between
+    # her first and last name is the two characters backslash and n there, which the file
+    # itself never held. Such a copy stays until the next `check` rewrites it.
+    _remember_her(cli)
+    first, last = NAME.split()
+    copies = home / ".cache" / "config"
+    copies.mkdir(parents=True)
+    old = {"format": 1, "path": "/elsewhere/tactful.yaml", "code": [],
+           "text": f"# never answer {first}\n# {last} again\npersona:\n  timezone: UTC\n",
+           "values": {"timezone": "UTC", "owners": [], "compact_after": 50, "keep_full": 20}}
+    (copies / "0badcafe.json").write_text(json.dumps(old, ensure_ascii=False), encoding="utf-8")
+    assert cli("forget", "x", GONE).code == 0
+    assert not any(first.encode() in p.read_bytes() for p in copies.glob("*.json"))

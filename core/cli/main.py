@@ -122,7 +122,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `tactful search … | head`: the reader stopped reading; nothing is wrong. Further
         # output (and the interpreter's final flush) goes nowhere.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        # Never for a verdict, though (they say theirs themselves: reading.py): exit 0 there
+        # would read as "may be touched".
+        return 1 if _named_command(args_list) in _END_AT_ONCE else 0
     except TactfulError as exc:
         print(f"tactful: {_said(exc)}", file=sys.stderr)
         return exc.exit_code

@@ -7,6 +7,7 @@ injection guard or anything else a write needs: they run before every reply and 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from datetime import tzinfo
 from pathlib import Path
@@ -21,6 +22,7 @@ from tactful.core.memory.handles import normalize_handle, normalize_id, normaliz
 
 if TYPE_CHECKING:
     import argparse  # `check` and `card` are read without it (main._quick)
+    from collections.abc import Callable
 
     from tactful.core.cli.context import Context
 
@@ -33,14 +35,30 @@ def check(context: Context, args: argparse.Namespace) -> int:
         raise BadInput("--id names one account; give exactly one HANDLE with it")
     context.home.require_people()
     verdicts = [checks.check(context.people, platform, h, person_id) for h in handles]
-    if args.json:
-        tz = context.settings.tz
-        emit({"results": [_verdict(v, tz) for v in verdicts],
-              "exit_code": checks.overall_exit(verdicts)})
-    else:
-        for verdict in verdicts:
-            print(verdict.line())
-    return checks.overall_exit(verdicts)
+
+    def say() -> None:
+        if args.json:
+            tz = context.settings.tz
+            emit({"results": [_verdict(v, tz) for v in verdicts],
+                  "exit_code": checks.overall_exit(verdicts)})
+        else:
+            for verdict in verdicts:
+                print(verdict.line())
+
+    return _verdict_said(checks.overall_exit(verdicts), say)
+
+
+def _verdict_said(exit_code: int, say: Callable[[], None]) -> int:
+    """The verdict's exit code, whether or not its words could be written: a caller that
+    stopped reading (a pipe closed early) still learns "do not engage" from the code, and a
+    broken pipe must never read as exit 0, "may be touched" (README: exit codes)."""
+    try:
+        say()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # What is still buffered (and the end-of-command flush) goes nowhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return exit_code
 
 
 def _verdict(verdict: checks.Verdict, tz: tzinfo) -> dict[str, Any]:
@@ -65,11 +83,14 @@ def card(context: Context, args: argparse.Namespace) -> int:
     from tactful.core.memory import card as cards  # only `card` needs it, not `check`
 
     tz = context.settings.tz
-    if args.json:
-        print(cards.render_json(cards.build(verdict, tz)))
-    else:
-        sys.stdout.write(cards.render_text(verdict, tz))
-    return verdict.exit_code
+
+    def say() -> None:
+        if args.json:
+            print(cards.render_json(cards.build(verdict, tz)))
+        else:
+            sys.stdout.write(cards.render_text(verdict, tz))
+
+    return _verdict_said(verdict.exit_code, say)
 
 
 def export(context: Context, args: argparse.Namespace) -> int:

@@ -347,9 +347,13 @@ class Gateway:
             if isinstance(admitted, Ticket):
                 try:
                     await self._durable()
+                    # The round may have waited (a reader holding the ledger): someone flagged
+                    # meanwhile is not sent to.
+                    admitted.recheck()
                 except TactfulError:
                     with contextlib.suppress(TactfulError):
-                        admitted.release(maybe_sent=False)  # the claim went with its round
+                        # The claim went with its round, or is released unsent.
+                        admitted.release(maybe_sent=False)
                     raise
         except TactfulError as exc:
             self.log.emit("companion.refused", reason=type(exc).__name__,

@@ -3,10 +3,12 @@
 
 `tactful check` runs before every reply, and reading a config file (YAML with positions, then
 the schema) cost it more than its own work. So once a file has been read whole and found good,
-these values are kept in the memory home (`<home>/.cache/config/`), beside a copy of the file's
-exact bytes. The next command that names the same home reads the file again (a few kilobytes),
-compares byte for byte, and uses the kept values only when nothing differs: not the file's
-path, not one byte of it, not the source of the code that judges it. Anything else (no copy, an
+these values are kept in the memory home (`<home>/.cache/config/`), beside the SHA-256 of the
+file's exact bytes (never the bytes: a comment may hold a password or someone's handle, and
+`forget` cannot take those from the user's own file). The next command that names the same
+home reads the file again (a few kilobytes), hashes it, and uses the kept values only when
+nothing differs: not the file's path, not one byte of it, not the source of the code that
+judges it. Anything else (no copy, an
 unreadable or malformed copy, a file that is no longer a regular file) means the file is read
 whole, as if there were no copy, and an error in it is reported as always. Nothing is kept of a
 file that does not load.
@@ -47,7 +49,7 @@ TIMEZONE = DEFAULT_TIMEZONE
 COMPACT_AFTER = 50
 KEEP_FULL = 20
 
-FORMAT = 1
+FORMAT = 2  # 1 kept the file's text
 MAX_BYTES = 1 << 20  # as the reader: a bigger file is refused there, never kept here
 _CODE = Path(__file__).resolve().parent  # the loader, the schema and this module
 
@@ -80,7 +82,7 @@ def kept(home: Path, config: Path) -> MemoryView | None:
         if current is None or not isinstance(copy, dict):
             return None
         if (copy.get("format") != FORMAT or copy.get("path") != str(config)
-                or copy.get("text") != current or copy.get("code") != _code()):
+                or copy.get("digest") != _digest(current) or copy.get("code") != _code()):
             return None
         values = copy["values"]
         timezone, owners = values["timezone"], values["owners"]
@@ -102,7 +104,7 @@ def keep(home: Path, config: Path, loaded: Config) -> None:
     text = _read(config)
     if text is None or not (home / "people").is_dir():
         return
-    copy = {"format": FORMAT, "path": str(config), "text": text, "code": _code(),
+    copy = {"format": FORMAT, "path": str(config), "digest": _digest(text), "code": _code(),
             "values": MemoryView.of(loaded)._fields()}
     target = _copy(home, config)
     try:
@@ -184,6 +186,10 @@ def _read(config: Path) -> str | None:
     if data is None or len(data) > MAX_BYTES:
         return None
     return data.decode("utf-8", "surrogateescape")
+
+
+def _digest(text: str) -> str:
+    return sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _regular(path: Path, limit: int) -> bytes | None:

@@ -45,7 +45,7 @@ from tactful.core.memory.handles import normalize_handle, normalize_platform, sp
 from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.person import Person
 from tactful.core.memory.settings import MemorySettings
-from tactful.core.memory.store import People, staging
+from tactful.core.memory.store import STAGING, People, staging
 from tactful.core.memory.traces import Trace
 
 ENGAGEMENT_LOCK = Path(".locks") / "engagement.lock"
@@ -633,19 +633,45 @@ def _sweep_config_copies(home: Home, trace: Trace) -> int:
             text = read_regular(path).decode("utf-8", "replace")
         except (OSError, MemoryUnavailable):
             continue
-        if trace.names_them(text):
+        if trace.names_them(text) or any(trace.names_them(s) for s in _strings(text)):
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
             gone += 1
     return gone
 
 
+def _strings(text: str) -> list[str]:
+    """The strings of a JSON copy as the config held them: JSON writes a line break or a tab
+    as a backslash and a letter, which would glue that letter to the name that follows."""
+    try:
+        stack: list[object] = [json.loads(text)]
+    except (ValueError, RecursionError):
+        return []
+    found: list[str] = []
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            stack += [*item.keys(), *item.values()]
+        elif isinstance(item, list):
+            stack += item
+    return found
+
+
 def _temp_owner(home: Home, path: Path) -> tuple[str, str] | None:
-    """The person whose file a temp file in a people folder was to replace, when known."""
-    if not path.name.startswith(TEMP_PREFIX) or path.parent.parent != home.root / "people":
+    """The person whose file a temp file in a people folder, or in its staging folder
+    (store.staging), was to replace, when known."""
+    if not path.name.startswith(TEMP_PREFIX):
         return None
-    platform = path.parent.name
-    for person in path.parent.glob("*.md"):
+    if path.parent.parent == home.root / "people" / STAGING:
+        folder = home.people(path.parent.name)
+    elif path.parent.parent == home.root / "people":
+        folder = path.parent
+    else:
+        return None
+    platform = folder.name
+    for person in folder.glob("*.md"):
         if path.name.startswith(temp_prefix(person.name)):
             return platform, person.stem
     return None

@@ -83,6 +83,14 @@ class Ticket:
             raise RuntimeError("refused: a message without an open gate ticket for exactly "
                                "this text; every message passes the send gate")
 
+    def recheck(self) -> None:
+        """Everyone it reaches, once more, fresh: for a sender whose claim became durable only
+        after the gate's checks (the companion's group commit, where the claim waits for its
+        commit round: docs/companion.md, "Throughput"). Someone flagged while it waited is
+        refused (`DoNotEngage`); the caller releases the ticket."""
+        self.attempt.checked.clear()
+        guards.NobodyFlagged().offline(self.attempt)
+
     def settle(self, sent: Sent) -> Aftermath:
         """The message is out: the ledger says so, and memory records it at once."""
         attempt, gate = self.attempt, self.gate

@@ -316,3 +316,27 @@ async def test_a_write_block_that_fails_holds_the_file_no_longer_than_one_round(
         assert store.due_at("job") is None
     finally:
         store.close()
+
+
+async def test_a_user_marked_do_not_engage_while_an_answer_waits_for_its_commit_round_gets_nothing(  # type: ignore[no-untyped-def]
+        world: World, home: Path, cli) -> None:
+    """The gate said yes, then the answer waited for the round holding its claim (a reader
+    keeps the ledger's commit back); meanwhile the operator marked them do-not-engage. The
+    line must not go out when the round finally commits."""
+    await world.say("rosa_r", "hi")  # known to the store; the ledger exists
+    sent = len(world.emulator.sent())
+    reader = sqlite3.connect(home / "ledger.sqlite", timeout=15, isolation_level=None)
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM sends").fetchone()  # the shared lock
+        message = world.incoming("rosa_r", "/help")
+        task = asyncio.create_task(world.gateway.on_message(message))
+        await asyncio.sleep(1.5)  # admitted and claimed; its round waits on the reader
+        assert len(world.emulator.sent()) == sent
+        assert cli("--home", str(home), "dne", "telegram", str(message.user_id), "on").code == 0
+    finally:
+        reader.execute("ROLLBACK")
+        reader.close()
+    await asyncio.wait_for(task, timeout=30)
+    await asyncio.wait_for(world.gateway.drain(), timeout=30)
+    assert len(world.emulator.sent()) == sent
