@@ -10,10 +10,13 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from tactful.core.cli.main import main
 from tactful.core.errors import BadInput, Refused
 from tactful.core.send.gate import Gate
 from tactful.core.send.pipeline import Pipeline, SendRequest
@@ -350,3 +353,26 @@ def test_a_person_flagged_while_the_posting_key_is_read_is_not_sent_to(
     result = cli("send", "recorder", "--to", "alice", "--text", "hi")
     assert "do_not_engage: true" in path.read_text()
     assert result.code == 3 and sent() == [], result
+
+
+# ---- a claim whose commit waits ---------------------------------------------------------------
+
+def test_someone_flagged_while_the_claim_waits_for_its_commit_is_not_sent_to(
+        cli, recorder, keyring_log, home: Path) -> None:
+    assert cli("send", "recorder", "--to", "alice", "--text", "first hello").code == 0
+    reader = sqlite3.connect(home / "ledger.sqlite", timeout=15, isolation_level=None)
+    codes: list[int] = []
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM sends").fetchone()  # its commit must wait
+        sender = threading.Thread(target=lambda: codes.append(
+            main(["send", "recorder", "--to", "alice", "--text", "second hello"])))
+        sender.start()
+        time.sleep(1.5)  # checked and claimed; the commit waits on the reader
+        assert cli("dne", "recorder", "alice", "on", "--reason", "asked").code == 0
+    finally:
+        reader.execute("ROLLBACK")
+        reader.close()
+    sender.join(30)
+    assert codes == [3]
+    assert [m["text"] for m in sent()] == ["first hello"]

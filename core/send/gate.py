@@ -366,7 +366,15 @@ class Gate:
             person_id=None if private else _recipient_id(attempt),
             in_reply_to=(post.url or post.id) if post is not None else None,
             checks=[partial(_in_claim, guard, attempt) for guard in chain])
-        return Ticket(self, attempt, keys)
+        ticket = Ticket(self, attempt, keys)
+        # The claim's commit may have waited (a reader holding the ledger, up to its busy
+        # timeout) after the in-claim checks ran: someone flagged meanwhile is not sent to.
+        try:
+            ticket.recheck()
+        except TactfulError:
+            ticket.release(maybe_sent=False)
+            raise
+        return ticket
 
     # ---- for senders that deliver themselves (the companion) -------------------------------
 
