@@ -344,17 +344,25 @@ class Ledger:
         of two repairers at once exactly one takes it."""
         token = self.token
         with self._transaction() as db:
-            row = db.execute(
-                "SELECT owner, key, platform, action, handle, person_id, thread, mentions, "
-                "text, started, url, in_reply_to FROM sends WHERE key = ? AND state = ? "
-                "AND remembered = 0", (key, SENT)).fetchone()
+            sql = ("SELECT owner, key, platform, action, handle, person_id, thread, mentions, "
+                   "text, started, url, in_reply_to FROM sends WHERE key = ? AND state = ? "
+                   "AND remembered = 0")
+            row = db.execute(sql + self._ROW_LOCK, (key, SENT)).fetchone()
             if row is None:
                 return None
             holder = row[0]
-            if holder == token or (holder is not None and not owners.gone(self.root, holder)):
+            if holder == token or (holder is not None and not self._gone(str(holder))):
                 return None
             db.execute("UPDATE sends SET owner = ? WHERE key = ?", (token, key))
         return Unremembered(*row[1:])
+
+    # What `take` adds to lock the row it reads: nothing here, where the immediate transaction
+    # already holds the whole file.
+    _ROW_LOCK = ""
+
+    def _gone(self, holder: str) -> bool:
+        """Whether the process that held a send has ended (its lock file is free)."""
+        return owners.gone(self.root, holder)
 
     def release(self, keys: list[str]) -> None:
         """The send certainly did not happen: let a later run try again."""

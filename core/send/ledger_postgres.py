@@ -28,7 +28,7 @@ from typing import Any
 
 from tactful.core.errors import MemoryUnavailable
 from tactful.core.memory.postgres import Connection, lock_key, shown
-from tactful.core.send.ledger import SENT, Ledger, Unremembered, utc
+from tactful.core.send.ledger import SENT, Ledger, utc
 
 SCHEMA = "tactful_send"
 _TABLE = """CREATE TABLE IF NOT EXISTS sends (
@@ -107,6 +107,8 @@ class PostgresLedger(Ledger):
                 self._token = token
             return self._token
 
+    _ROW_LOCK = " FOR UPDATE"  # two repairers on two workers: one takes the send
+
     def _gone(self, holder: str) -> bool:
         """Whether the holder's session is certainly over: its lock is free."""
         (free,) = self.db.execute("SELECT pg_try_advisory_lock(?)",
@@ -128,18 +130,3 @@ class PostgresLedger(Ledger):
                            "WHERE key = ?",
                            [(SENT, utc(at), post_id, url, int(remembered), remembered, key)
                             for key in keys])
-
-    def take(self, key: str) -> Unremembered | None:
-        token = self.token
-        with self._transaction() as db:
-            row = db.execute(
-                "SELECT owner, key, platform, action, handle, person_id, thread, mentions, "
-                "text, started, url, in_reply_to FROM sends WHERE key = ? AND state = ? "
-                "AND remembered = 0 FOR UPDATE", (key, SENT)).fetchone()
-            if row is None:
-                return None
-            holder = row[0]
-            if holder == token or (holder is not None and not self._gone(str(holder))):
-                return None
-            db.execute("UPDATE sends SET owner = ? WHERE key = ?", (token, key))
-        return Unremembered(*row[1:])
