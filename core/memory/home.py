@@ -29,11 +29,15 @@ class Home:
     dataclass: `check` starts before every reply, and generating a frozen dataclass's methods
     at import cost it more than all of what this class does."""
 
-    __slots__ = ("root",)
+    __slots__ = ("_folders", "root")
     root: Path
+    _folders: dict[tuple[str, str], Path]
 
     def __init__(self, root: Path) -> None:
         object.__setattr__(self, "root", root)
+        # The folders of each platform, made once: the do-not-engage check asks for them a
+        # few dozen times per check, and building a Path costs more than the check's stat.
+        object.__setattr__(self, "_folders", {})
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"a Home is read-only (cannot set {name})")
@@ -54,10 +58,16 @@ class Home:
         return (Home, (self.root,))
 
     def people(self, platform: str) -> Path:
-        return self.root / "people" / platform
+        return self._folder("people", platform)
 
     def person_path(self, platform: str, handle: str) -> Path:
         return self.people(platform) / f"{handle}.md"
+
+    def _folder(self, top: str, platform: str) -> Path:
+        found = self._folders.get((top, platform))
+        if found is None:
+            found = self._folders[(top, platform)] = self.root / top / platform
+        return found
 
     def person_lock(self, platform: str, handle: str) -> Path:
         # Named by a hash, so the lock file (which must outlive a forgotten person: removing a
@@ -68,7 +78,7 @@ class Home:
         return self.root / ".locks" / "people" / platform / f"{digest}.lock"
 
     def ids(self, platform: str) -> Path:
-        return self.root / ".ids" / platform
+        return self._folder(".ids", platform)
 
     @property
     def engagement_log(self) -> Path:

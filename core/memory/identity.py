@@ -89,21 +89,24 @@ def record_links(home: Home, platform: str, handle: str, refs: list[str]) -> Non
 def linked_from(home: Home, ref: str) -> list[tuple[str, str]]:
     """Every (platform, handle) whose file may name `ref` in its aka links: a hint, to be
     confirmed against the file itself."""
+    # Paths as strings here and below: `check` runs these a dozen times per companion
+    # message, and building a Path costs more than the stat it is built for.
+    people = os.path.join(home.root, "people")
     try:
-        platforms = os.listdir(home.root / "people")
+        platforms = os.listdir(people)
     except (FileNotFoundError, NotADirectoryError):
         return []
     key = _link_key(ref)
     found: list[tuple[str, str]] = []
     for platform in sorted(platforms):
-        if platform.startswith(".") or not (home.root / "people" / platform).is_dir():
+        if platform.startswith(".") or not os.path.isdir(os.path.join(people, platform)):
             continue
         rebuilt = _rebuilt_if_stale(home, platform)
         if rebuilt is not None:
             handles = rebuilt.links.get(key, set())
         else:
             try:
-                handles = set(os.listdir(home.ids(platform) / LINKS / key))
+                handles = set(os.listdir(os.path.join(home.ids(platform), LINKS, key)))
             except (FileNotFoundError, NotADirectoryError):
                 handles = set()
         found.extend((platform, handle) for handle in sorted(handles))
@@ -160,8 +163,8 @@ def handles_for(home: Home, platform: str, person_id: str) -> list[str]:
         unreadable = found.unreadable
         handles = found.ids.get(person_id, set())
     else:
-        unreadable = _listing(home.ids(platform) / UNREADABLE, read=True)
-        handles = set(_listing(home.ids(platform) / person_id))
+        unreadable = _listing(os.path.join(home.ids(platform), UNREADABLE), read=True)
+        handles = set(_listing(os.path.join(home.ids(platform), person_id)))
     if unreadable:
         raise MemoryUnavailable(f"{home.people(platform) / unreadable[0]} cannot be read, so "
                                 f"it cannot be told whether it holds id {person_id}; fix the "
@@ -169,14 +172,14 @@ def handles_for(home: Home, platform: str, person_id: str) -> list[str]:
     return sorted(handles)
 
 
-def _listing(folder: Path, *, read: bool = False) -> list[str]:
+def _listing(folder: str, *, read: bool = False) -> list[str]:
     try:
         names = sorted(os.listdir(folder))
     except (FileNotFoundError, NotADirectoryError):
         return []
     if not read:
         return names
-    return [(folder / name).read_text(encoding="utf-8") for name in names]
+    return [Path(folder, name).read_text(encoding="utf-8") for name in names]
 
 
 def misnamed_file(home: Home, platform: str, handle: str) -> str | None:
@@ -185,7 +188,8 @@ def misnamed_file(home: Home, platform: str, handle: str) -> str | None:
     if found is not None:
         return found.misnamed.get(handle)
     try:
-        return (home.ids(platform) / MISNAMED / handle).read_text(encoding="utf-8")
+        with open(os.path.join(home.ids(platform), MISNAMED, handle), encoding="utf-8") as file:
+            return file.read()
     except (FileNotFoundError, NotADirectoryError):
         return None
 
@@ -204,7 +208,7 @@ def misnamed_folder(home: Home, platform: str) -> str | None:
     """A hand-made folder under people/ that means this platform but is not named it (`X/`,
     `x /`): its files are someone's, and tactful would never read them."""
     try:
-        names = os.listdir(home.root / "people")
+        names = os.listdir(os.path.join(home.root, "people"))
     except (FileNotFoundError, NotADirectoryError):
         return None
     return next((name for name in sorted(names)
@@ -250,12 +254,12 @@ def is_stale(home: Home, platform: str) -> bool:
 
 def _stale(home: Home, platform: str) -> bool:
     try:
-        people_mtime = home.people(platform).stat().st_mtime_ns
+        people_mtime = os.stat(home.people(platform)).st_mtime_ns
     except FileNotFoundError:
         return False
     try:
         # ">=": a change in the same clock tick as the stamp counts as stale (mtimes are coarse).
-        return people_mtime >= (home.ids(platform) / STAMP).stat().st_mtime_ns
+        return people_mtime >= os.stat(os.path.join(home.ids(platform), STAMP)).st_mtime_ns
     except FileNotFoundError:
         return True
 
