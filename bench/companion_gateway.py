@@ -89,6 +89,9 @@ def _emulator_process(control: Connection) -> None:
                 control.send(len(emulator.calls("getUpdates")))
             elif command == "sent":
                 control.send(len(emulator.sent()))
+            elif command == "cpu":
+                times = os.times()
+                control.send(times.user + times.system)
             else:
                 control.send(True)
                 return
@@ -155,13 +158,17 @@ class Figures:
     rss_peak: int
     rss_end: int
     idle_state: int
+    cpu_ms: float = 0.0  # CPU of the bot's process per message (every thread)
+    emulator_ms: float = 0.0  # CPU of the emulator's process per message
 
 
 async def _measure(remote: Remote, prefix: str, messages: int,
                    polling: Callable[[threading.Event], Awaitable[None]],
                    durable: Callable[[], int],
-                   profile: cProfile.Profile | None = None) -> tuple[float, int, Resident]:
-    """Start polling, queue the messages, wait for every answer; seconds, fsync rounds."""
+                   profile: cProfile.Profile | None = None
+                   ) -> tuple[float, int, Resident, tuple[float, float]]:
+    """Start polling, queue the messages, wait for every answer; seconds, fsync rounds, and
+    the CPU milliseconds per message of this process and of the emulator's."""
     stop = threading.Event()
     running = asyncio.create_task(polling(stop))
     try:
@@ -171,6 +178,7 @@ async def _measure(remote: Remote, prefix: str, messages: int,
         with Resident() as memory:
             if profile is not None:
                 profile.enable()  # the measured window only: not aiogram's start-up
+            cpu, emulator_cpu = time.process_time(), remote.ask("cpu")
             started = time.perf_counter()
             remote.ask("posts", (prefix, messages))
             while remote.ask("sent") < already + messages:
@@ -178,13 +186,15 @@ async def _measure(remote: Remote, prefix: str, messages: int,
                     raise RuntimeError("not every message was answered within 10 minutes")
                 await asyncio.sleep(0.02)
             elapsed = time.perf_counter() - started
+            cpu = time.process_time() - cpu
+            emulator_cpu = remote.ask("cpu") - emulator_cpu
             if profile is not None:
                 profile.disable()
         rounds = durable() - before
     finally:
         stop.set()
         await asyncio.wait_for(running, timeout=120)
-    return elapsed, rounds, memory
+    return elapsed, rounds, memory, (1000 * cpu / messages, 1000 * emulator_cpu / messages)
 
 
 async def _variant(remote: Remote, home: Path, messages: int, group_commit: bool,
@@ -213,7 +223,7 @@ async def _variant(remote: Remote, home: Path, messages: int, group_commit: bool
 
     try:
         before = commits()
-        elapsed, rounds, memory = await _measure(
+        elapsed, rounds, memory, (cpu, emulator_cpu) = await _measure(
             remote, prefix, messages, companion.run, lambda: commits() + history(), profile)
         per_turn = (commits() - before) / messages
     finally:
@@ -221,7 +231,7 @@ async def _variant(remote: Remote, home: Path, messages: int, group_commit: bool
         gateway.close()
         log.stream.close()  # type: ignore[union-attr]
     return Figures(messages / elapsed, per_turn, rounds / elapsed, memory.samples[0],
-                   max(memory.samples), memory.samples[-1], idle)
+                   max(memory.samples), memory.samples[-1], idle, cpu, emulator_cpu)
 
 
 async def _floor(remote: Remote, home: Path, messages: int) -> Figures:
@@ -253,9 +263,10 @@ async def _floor(remote: Remote, home: Path, messages: int) -> Figures:
             await asyncio.wait_for(task, timeout=15)
         await bot.session.close()
 
-    elapsed, _, memory = await _measure(remote, prefix, messages, polling, lambda: 0)
+    elapsed, _, memory, (cpu, emulator_cpu) = await _measure(remote, prefix, messages,
+                                                              polling, lambda: 0)
     return Figures(messages / elapsed, 0.0, 0.0, memory.samples[0], max(memory.samples),
-                   memory.samples[-1], 0)
+                   memory.samples[-1], 0, cpu, emulator_cpu)
 
 
 AREAS = (("aiogram, aiohttp, pydantic (updates, HTTP)", ("aiogram", "aiohttp", "pydantic",
@@ -340,13 +351,16 @@ def main() -> None:
           f"emulator in another process, pacing off, instant responder, parallel_turns "
           f"{PARALLEL}; median of {args.repeat}; load average {load[0]:.1f} / {load[1]:.1f} "
           f"on {os.cpu_count()} cores\n")
-    print(f"{'variant':<20}{'msgs/s':>9}{'commits/turn':>14}{'fsync rounds/s':>16}"
+    print(f"{'variant':<20}{'msgs/s':>9}{'CPU ms/msg':>12}{'emulator':>10}"
+          f"{'commits/turn':>14}{'fsync rounds/s':>16}"
           f"{'RSS start':>11}{'peak':>9}{'end':>9}{'idle state':>12}")
-    medians = {}
+    medians, cpus = {}, {}
     for name, runs in results.items():
         rate = statistics.median(r.rate for r in runs)
         medians[name] = rate
-        print(f"{name:<20}{rate:>9.0f}"
+        cpus[name] = statistics.median(r.cpu_ms for r in runs)
+        print(f"{name:<20}{rate:>9.0f}{cpus[name]:>12.2f}"
+              f"{statistics.median(r.emulator_ms for r in runs):>10.2f}"
               f"{statistics.median(r.commits_per_turn for r in runs):>14.2f}"
               f"{statistics.median(r.fsync_rounds for r in runs):>16.0f}"
               f"{_mb(min(r.rss_start for r in runs)):>11}{_mb(max(r.rss_peak for r in runs)):>9}"
@@ -354,6 +368,12 @@ def main() -> None:
     today, grouped, floor = medians.values()
     print(f"\nratio group commit / today's path: {grouped / today:.1f}×; group commit / floor: "
           f"{grouped / floor:.2f}; goal: at least 1,000 messages/s")
+    # What tactful itself adds to each message, in CPU of the bot's process: the rest is
+    # aiogram's and the emulator's, which no change to tactful can take away.
+    own = cpus["group commit"] - cpus["floor (no tactful)"]
+    print(f"tactful's own CPU per message (group commit − floor): {own:.2f} ms, at most "
+          f"{1000 / own if own > 0 else float('inf'):.0f} messages/s on one core for tactful "
+          f"alone; the floor's own: {cpus['floor (no tactful)']:.2f} ms")
     if profile is not None:
         total = sum(t for _, t in _areas(profile))
         print("\nwhere the event loop's time goes in one more group-commit run (cProfile, "

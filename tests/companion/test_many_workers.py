@@ -423,3 +423,28 @@ def test_a_worker_killed_while_its_answer_may_be_out_is_never_answered_twice(
     time.sleep(1.5)  # a second answer would come now
     assert fleet.texts_to("pia") == ["got p1-m1", "got p1-m2"]
     assert fleet.sql("SELECT count(*) FROM tactful_send.sends WHERE state = 'pending'") == "1"
+
+
+def test_a_poller_killed_mid_poll_and_started_again_loses_and_repeats_no_message(
+        make_fleet: Callable[..., Fleet]) -> None:
+    fleet = make_fleet()
+    poller = fleet.start("poller")
+    fleet.workers(1)
+    fleet.say("quinn", "hello q1-m1")
+    fleet.until(lambda: _tokens(fleet.texts_to("quinn")) == ["q1-m1"])
+    # Telegram is slow to answer the next poll: the poller dies with that poll in flight, and
+    # with messages Telegram holds for it that nobody confirmed.
+    fleet.emulator.stall_next(30, method="getUpdates")
+    fleet.say("quinn", "and q1-m2")
+    polls = len(fleet.emulator.calls("getUpdates"))
+    fleet.until(lambda: len(fleet.emulator.calls("getUpdates")) > polls)
+    fleet.say("quinn", "and q1-m3")
+    os.kill(poller.pid, signal.SIGKILL)
+    poller.wait()
+    fleet.start("poller")
+    fleet.ready()
+    fleet.say("quinn", "and q1-m4")
+    fleet.until(lambda: len(_tokens(fleet.texts_to("quinn"))) >= 4)
+    fleet.until(fleet.queue_empty)
+    time.sleep(1.5)  # a second answer would come now
+    assert _tokens(fleet.texts_to("quinn")) == ["q1-m1", "q1-m2", "q1-m3", "q1-m4"]
