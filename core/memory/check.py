@@ -99,7 +99,7 @@ def check(people: People, platform: str, handle: str | None,
                 return Verdict(platform, shown, UNREADABLE,
                                f"{people.home.people(platform) / misnamed} stands for "
                                f"@{handle} but is not named {handle}.md; rename it")
-            person = people.load(platform, handle, shared=True)
+            person = people.load(platform, handle)
         flagged = _flagged_identity(people, platform, handle, person, person_id)
         if flagged is not None:
             return Verdict(platform, shown, DNE, flagged, person)
@@ -139,7 +139,7 @@ def _flagged_identity(people: People, platform: str, handle: str | None,
             reached += [(other, f"same account id {stable_id} as @{other.handle}") for other
                         in people.same_id(at_platform, stable_id, besides=at_handle or "")]
             if stable_id.isdigit() and stable_id != at_handle and numeric_ids(at_platform):
-                other = people.load(at_platform, stable_id, shared=True)
+                other = people.load(at_platform, stable_id)
                 if other is not None:
                     reached.append((other, f"the same account as {at_platform}/{stable_id}"))
         if at_handle is not None:
@@ -150,7 +150,7 @@ def _flagged_identity(people: People, platform: str, handle: str | None,
             if named is None:
                 continue  # names no file tactful could have written
             linked_platform, linked_handle = named
-            other = people.load(linked_platform, linked_handle, shared=True)
+            other = people.load(linked_platform, linked_handle)
             if other is not None:
                 reached.append((other, f"linked as the same person to {link.ref}"))
         for other, why in reached:
@@ -174,7 +174,7 @@ def _linking_to(people: People, ref: str) -> list[Person]:
     found = []
     wanted = canonical_ref(ref)
     for platform, handle in identity.linked_from(people.home, ref):
-        other = people.load(platform, handle, shared=True)
+        other = people.load(platform, handle)
         if other is not None and any(canonical_ref(link.ref) == wanted for link in other.aka):
             found.append(other)
     return found

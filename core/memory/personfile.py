@@ -429,11 +429,7 @@ def loads(content: str, tz: tzinfo, *, path: Path | str = "<text>",
 def read(path: Path, tz: tzinfo, platform: str, handle: str) -> Person:
     """Parse the file at `path`; OSError propagates, a bad file raises PersonFileCorrupt, and
     a FIFO, device or folder there raises NotRegularFile (never read: it could block)."""
-    return from_bytes(read_regular(path), path, tz, platform, handle)
-
-
-def from_bytes(data: bytes, path: Path, tz: tzinfo, platform: str, handle: str) -> Person:
-    """Parse the bytes read from the file at `path` (named in errors)."""
+    data = read_regular(path)
     try:
         content = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import TypeVar
 
 from tactful.core.errors import MemoryUnavailable
 from tactful.core.memory import identity, personfile
-from tactful.core.memory.atomic import Staged, fsync_folder, locked, read_regular
+from tactful.core.memory.atomic import Staged, fsync_folder, locked
 from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.person import Person
 from tactful.core.memory.settings import MemorySettings
@@ -31,11 +30,6 @@ BATCH_FILES = 1000
 # per platform, so a temp file's name (a hash of `<handle>.md`) says whose file it was.
 STAGING = ".staging"
 SETTLE_THREADS = 16  # fsyncs in flight at once when a batch settles
-# A parsed file shared by the do-not-engage checks (`load(..., shared=True)`) is reused only
-# while the file still holds exactly the bytes it was parsed from, and for at most this long:
-# a long-running process keeps no one's words in memory past it (forgetting is complete).
-SHARED_SECONDS = 10.0
-SHARED_FILES = 1024
 
 
 @dataclass(frozen=True)
@@ -61,9 +55,6 @@ class People:
     # Inside `batch`: files are replaced atomically but made durable together at its end.
     _batched: list[Path] | None = field(default=None, init=False, repr=False)
     _prepared: set[Path] = field(default_factory=set, init=False, repr=False)
-    # path -> (when parsed, the exact bytes, the person): see `load(..., shared=True)`.
-    _parsed: dict[Path, tuple[float, bytes, Person]] = field(default_factory=dict, init=False,
-                                                             repr=False)
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
@@ -98,46 +89,20 @@ class People:
             fsync_folder(folder)
         self._batched.clear()
 
-    def load(self, platform: str, handle: str, *, shared: bool = False) -> Person | None:
-        """The person, or None when there is no file. Unreadable → MemoryUnavailable.
-
-        `shared`: for readers that never change what they get (the do-not-engage check, which
-        runs a dozen times per companion message): the file is read every time, but parsed
-        again only when its bytes differ from the last parse, so the person returned may be
-        the same object as before. Never mutate it."""
+    def load(self, platform: str, handle: str) -> Person | None:
+        """The person, or None when there is no file. Unreadable → MemoryUnavailable."""
         path = self.home.person_path(platform, handle)
         try:
             if not stat.S_ISREG(path.stat().st_mode):
                 # A folder, a pipe (reading it would hang), a device: not a person file.
                 raise MemoryUnavailable(f"{path} is not a regular file; move it away")
-            if shared:
-                return self._shared(path, platform, handle)
             return personfile.read(path, self.settings.tz, platform, handle)
         except FileNotFoundError:
-            self._parsed.pop(path, None)
             return None
         except OSError as exc:
             raise MemoryUnavailable(
                 f"cannot read {path}: {exc.strerror or exc}; fix the file or its permissions"
             ) from exc
-
-    def _shared(self, path: Path, platform: str, handle: str) -> Person:
-        data = read_regular(path)
-        now = time.monotonic()
-        parsed = self._parsed
-        # Oldest first (a dict keeps the order entries were parsed in): expired ones go.
-        while parsed:
-            oldest = next(iter(parsed))
-            if now - parsed[oldest][0] < SHARED_SECONDS and len(parsed) < SHARED_FILES:
-                break
-            del parsed[oldest]
-        known = parsed.get(path)
-        if known is not None and known[1] == data:
-            return known[2]
-        parsed.pop(path, None)
-        person = personfile.from_bytes(data, path, self.settings.tz, platform, handle)
-        parsed[path] = (now, data, person)
-        return person
 
     def change(self, platform: str, handle: str, mutate: Callable[[Person], T]) -> tuple[Person, T]:
         """Load (or start) a person, apply `mutate`, recompute, write atomically, under lock."""
@@ -196,13 +161,12 @@ class People:
         return person, result
 
     def same_id(self, platform: str, person_id: str, *, besides: str) -> list[Person]:
-        """Other files that carry this stable id: a renamed account's earlier handles (shared
-        persons: see `load`)."""
+        """Other files that carry this stable id: a renamed account's earlier handles."""
         found = []
         for handle in identity.handles_for(self.home, platform, person_id):
             if handle == besides:
                 continue
-            other = self.load(platform, handle, shared=True)
+            other = self.load(platform, handle)
             misnamed = identity.misnamed_file(self.home, platform, handle) \
                 if other is None else None
             if misnamed is not None:
