@@ -15,7 +15,9 @@ Reports side by side in one run:
     and as a write does it (goal: under 1 s).
 
 Run: .venv/bin/python bench/index_and_desk.py [--people 10000] [--entries 30]
-     [--reindex-people 2000] [--repeat 5]
+     [--reindex-people 2000] [--repeat 5] [--reindex-only] [--before PYTHON]
+`--before` also runs `tactful reindex` with another interpreter (another checkout's venv, e.g.
+main's) in the same pairs: a change measured against what it replaces under the same load.
 """
 
 from __future__ import annotations
@@ -137,8 +139,8 @@ def command(*argv: str) -> float:
     return time.perf_counter() - start
 
 
-def tactful(*argv: str) -> float:
-    return command(sys.executable, "-m", "tactful.core.cli", *argv)
+def tactful(*argv: str, python: str = sys.executable) -> float:
+    return command(python, "-m", "tactful.core.cli", *argv)
 
 
 def floor_command(root: Path, where: Path) -> float:
@@ -184,6 +186,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--reindex-people", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--reindex-only", action="store_true")
+    parser.add_argument("--before", metavar="PYTHON",
+                        help="also time reindex with this interpreter's tactful, in each pair")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="tactful-bench-index-"))
     try:
@@ -191,22 +196,10 @@ def main() -> None:
         small.mkdir()
         generate(small, args.reindex_people, args.entries)
         time.sleep(2.5)  # past index.SETTLE_NS: the folders as a home at rest has them
-        sides: dict[str, list[float]] = {"floor": [], "reindex": []}
-        tactful("reindex", "--home", str(small))  # warm: modules compiled, files cached
-        floor_command(small, root / "floor.sqlite")
-        for _ in range(args.repeat):  # paired: drift on a shared machine hits both alike
-            sides["floor"].append(floor_command(small, root / "floor.sqlite"))
-            sides["reindex"].append(tactful("reindex", "--home", str(small)))
-        bare_median = statistics.median(sides["floor"])
-        print(f"reindex home: {args.reindex_people} people x {args.entries} entries; "
-              f"{args.repeat} paired runs, medians, each a command (interpreter start included)")
-        print(f"\n{'what':<56}{'seconds':>9}{'ratio':>8}")
-        print(f"{'floor: read the files, bare FTS5 insert of their text':<56}"
-              f"{bare_median:>9.2f}{1:>8.2f}")
-        full = statistics.median(sides["reindex"])
-        print(f"{'tactful reindex (id map + index)':<56}{full:>9.2f}{full / bare_median:>8.2f}")
-        ratios = sorted(r / f for r, f in zip(sides["reindex"], sides["floor"], strict=True))
-        print(f"per pair: {', '.join(f'{r:.2f}' for r in ratios)}; goal: at most 2x the floor")
+        reindex_runs(small, root, args.repeat, args.before)
+        print(f"(reindex home: {args.reindex_people} people x {args.entries} entries)")
+        if args.reindex_only:
+            return
 
         big = root / "big"
         big.mkdir()
@@ -248,6 +241,36 @@ def main() -> None:
         desk_runs(home, settings, args.people)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def reindex_runs(small: Path, root: Path, repeat: int, before: str | None) -> None:
+    """The whole `tactful reindex` command beside the floor command, in pairs (and `before`'s
+    reindex in the same rounds); medians and the ratio of each round."""
+    pythons = {"reindex": sys.executable, **({"before": before} if before else {})}
+    sides: dict[str, list[float]] = {"floor": [], **{side: [] for side in pythons}}
+    for python in pythons.values():  # warm: modules compiled, files cached
+        tactful("reindex", "--home", str(small), python=python)
+    floor_command(small, root / "floor.sqlite")
+    for _ in range(repeat):  # paired: drift on a shared machine hits both alike
+        sides["floor"].append(floor_command(small, root / "floor.sqlite"))
+        for side, python in pythons.items():
+            sides[side].append(tactful("reindex", "--home", str(small), python=python))
+    bare_median = statistics.median(sides["floor"])
+    print(f"reindex: {repeat} paired runs, medians, each a command (interpreter start included)")
+    print(f"\n{'what':<56}{'seconds':>9}{'ratio':>8}")
+    print(f"{'floor: read the files, bare FTS5 insert of their text':<56}"
+          f"{bare_median:>9.2f}{1:>8.2f}")
+    labels = {"reindex": "tactful reindex (id map + index)",
+              "before": f"tactful reindex with {before}"}
+    for side in pythons:
+        full = statistics.median(sides[side])
+        print(f"{labels[side][:56]:<56}{full:>9.2f}{full / bare_median:>8.2f}")
+        ratios = sorted(r / f for r, f in zip(sides[side], sides["floor"], strict=True))
+        print(f"  per round: {', '.join(f'{r:.2f}' for r in ratios)}")
+    if before:
+        gains = sorted(b / r for r, b in zip(sides["reindex"], sides["before"], strict=True))
+        print(f"before / now per round: {', '.join(f'{g:.2f}' for g in gains)}")
+    print("goal: at most 2x the floor")
 
 
 def write_one(home: Home, settings: MemorySettings, n: int) -> None:

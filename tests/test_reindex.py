@@ -10,11 +10,14 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given, settings
 
 from tactful.core.memory import index, personfile
 from tactful.core.memory.home import Home
 from tactful.core.memory.person import Entry, OpenItem, Person, Pin
 from tactful.core.memory.settings import MemorySettings
+
+from .test_personfile import people
 
 TZ = ZoneInfo("America/New_York")
 START = datetime(2026, 6, 1, 9, tzinfo=TZ)
@@ -114,3 +117,39 @@ def test_a_rebuilt_index_takes_later_writes_in_time_order(tmp_path: Path) -> Non
     finally:
         db.close()
     assert newest == ("newest words",)
+
+
+def documents_as_first_written(person: Person) -> list[tuple[object, ...]]:
+    """The documents of a person as the index first made them, plainly: the reference the
+    quicker docs_of must match."""
+    def epoch(value: datetime | None) -> int | None:
+        return int(value.timestamp()) if value is not None else None
+
+    who = " ".join(filter(None, [person.handle, f"@{person.handle}", person.display_name]))
+    docs: list[tuple[object, ...]] = [("person", epoch(person.last_seen), bool(person.flags),
+                                       "", "", who)]
+    for entry in person.entries:
+        opens = [i.text for i in entry.open]
+        body = " ".join(filter(None, [entry.they, entry.me, *opens, entry.withheld]))
+        important = bool(entry.me) or entry.withheld is not None or any(
+            i.resolved_at is None for i in entry.open)
+        docs.append(("entry", epoch(entry.at), important, body, " ".join(entry.topics), who))
+    for older in person.compacted:
+        body = " ".join([older.summary, *(i.text for i in older.open)])
+        docs.append(("compact", epoch(older.at), any(i.resolved_at is None for i in older.open),
+                     body, "", who))
+    for pin in person.pins:
+        at = epoch(datetime.fromisoformat(pin.on)) if len(pin.on) == 10 else None
+        docs.append(("pin", at, False, pin.text, "", who))
+    return docs
+
+
+@settings(max_examples=300, deadline=None)
+@given(people)
+def test_what_is_searchable_of_a_person_read_from_their_file_is_what_it_always_was(
+        person: Person) -> None:
+    read = personfile.loads(personfile.dumps(person, TZ), TZ)
+    made = index.docs_of(read)
+    assert [tuple(type(v).__name__ for v in doc) for doc in made] == [
+        tuple(type(v).__name__ for v in doc) for doc in documents_as_first_written(read)]
+    assert made == documents_as_first_written(read)

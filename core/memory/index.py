@@ -22,9 +22,9 @@ import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
+from operator import itemgetter
 from pathlib import Path
-from typing import NamedTuple
 
 from tactful.core.errors import MemoryUnavailable, PersonFileCorrupt
 from tactful.core.memory import changes, identity, personfile
@@ -81,25 +81,23 @@ def path_of(home: Home) -> Path:
     return home.root / FILE
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_SECOND = timedelta(seconds=1)
+
+
 def _epoch(value: datetime | None) -> int | None:
     return int(value.timestamp()) if value is not None else None
 
 
-class Doc(NamedTuple):
-    # A tuple, not a dataclass: a reindex makes one per entry, and a frozen dataclass is
-    # several times dearer to make.
-    kind: str
-    at: int | None
-    important: bool
-    body: str
-    topics: str
-    who: str
+# What a document is: (kind, at, important, body, topics, who). A bare tuple: a reindex makes
+# one per entry, and even a NamedTuple is dearer to make.
+Doc = tuple[str, int | None, bool, str, str, str]
 
 
 def docs_of(person: Person) -> list[Doc]:
     """What of a person is searchable: entries, compacted lines, pins, and their name."""
     who = " ".join(filter(None, [person.handle, f"@{person.handle}", person.display_name]))
-    docs = [Doc("person", _epoch(person.last_seen), bool(person.flags), "", "", who)]
+    docs: list[Doc] = [("person", _epoch(person.last_seen), bool(person.flags), "", "", who)]
     for entry in person.entries:
         me, withheld = entry.me, entry.withheld
         if entry.open:
@@ -108,17 +106,23 @@ def docs_of(person: Person) -> list[Doc]:
             important = bool(me) or withheld is not None or any(
                 i.resolved_at is None for i in entry.open)
         else:  # most entries: the same text and weight, without the lists
-            body = " ".join(filter(None, (entry.they, me, withheld)))
+            body = entry.they or ""
+            if me:
+                body = f"{body} {me}" if body else me
+            if withheld:
+                body = f"{body} {withheld}" if body else withheld
             important = bool(me) or withheld is not None
-        docs.append(Doc("entry", int(entry.at.timestamp()), important, body,
-                        " ".join(entry.topics), who))
+        # Entry times are aware (personfile): whole seconds since the epoch, as timestamp()
+        # gives them, without the float.
+        docs.append(("entry", (entry.at - _EPOCH) // _SECOND, important, body,
+                     " ".join(entry.topics), who))
     for older in person.compacted:
         body = " ".join([older.summary, *(i.text for i in older.open)])
         important = any(i.resolved_at is None for i in older.open)
-        docs.append(Doc("compact", _epoch(older.at), important, body, "", who))
+        docs.append(("compact", _epoch(older.at), important, body, "", who))
     for pin in person.pins:
         at = _epoch(datetime.fromisoformat(pin.on)) if len(pin.on) == 10 else None
-        docs.append(Doc("pin", at, False, pin.text, "", who))
+        docs.append(("pin", at, False, pin.text, "", who))
     return docs
 
 
@@ -132,12 +136,7 @@ def _summary(person: Person) -> tuple[object, ...]:
 
 
 SEQ_BITS = 30
-
-
-def _first(row: tuple[object, ...]) -> int:
-    first = row[0]
-    assert isinstance(first, int)
-    return first
+_FIRST = itemgetter(0)  # a row's document id
 
 
 def doc_key(at: int | None, seq: int) -> int:
@@ -153,10 +152,10 @@ def doc_key(at: int | None, seq: int) -> int:
 
 # The text rows a rebuild holds before writing them to FTS5 (about 300 bytes each): below it,
 # the whole index's text goes in at once, in id order.
-TEXT_ROWS_HELD = 400_000
+TEXT_ROWS_HELD = 100_000
 # FTS5 writes a segment out whenever its pending terms pass this many bytes (1 MiB by default):
-# more, smaller segments to write and merge. A rebuild's one transaction writes them out once.
-FTS_HASH_BYTES = 64 << 20
+# many small segments, to write and then merge. A rebuild's transaction writes fewer, larger.
+FTS_HASH_BYTES = 16 << 20
 
 
 class _Batch:
@@ -206,8 +205,8 @@ class _Batch:
         # In id order: FTS5 writes out what it holds in memory whenever an id comes lower than
         # the one before, and ids are times, not the order people are read in.
         if last or len(self.texts) >= TEXT_ROWS_HELD:
-            self.docs.sort(key=_first)
-            self.texts.sort(key=_first)
+            self.docs.sort(key=_FIRST)
+            self.texts.sort(key=_FIRST)
             db.executemany("INSERT INTO docs(id, pid, kind, at, important) VALUES (?,?,?,?,?)",
                            self.docs)
             db.executemany("INSERT INTO docs_fts(rowid, body, topics, who) VALUES (?,?,?,?)",
@@ -357,8 +356,9 @@ def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None, *,
             if statement not in indexes:
                 db.execute(statement)
         db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-        db.execute("INSERT INTO docs_fts(docs_fts, rank) VALUES ('hashsize', ?)",
-                    (FTS_HASH_BYTES,))
+        with contextlib.suppress(sqlite3.OperationalError):  # an SQLite without it: slower
+            db.execute("INSERT INTO docs_fts(docs_fts, rank) VALUES ('hashsize', ?)",
+                       (FTS_HASH_BYTES,))
         db.execute("BEGIN")
         batch = _Batch(db)
         done = 0

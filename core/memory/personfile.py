@@ -404,7 +404,12 @@ class _Reader:
                         self.entry_field(entry, line, number)
                     continue
                 if line.startswith("### "):
-                    entry = self.entry_head(line[4:], number)
+                    pieces = line[4:].split(SEP, 2)
+                    if len(pieces) == 3 and pieces[1] in ENTRY_KINDS and pieces[2] in DIRECTIONS:
+                        entry = Entry(at=self.time(pieces[0], number, "entry time"),
+                                      kind=pieces[1], direction=pieces[2])
+                    else:  # heading() says what is wrong with it
+                        entry = self.entry_head(line[4:], number)
                     entries.append(entry)
                     continue
             if line in (PINNED, EARLIER, ENTRIES):
