@@ -393,8 +393,9 @@ class _Reader:
                           and value[0] == '"' and value[-1] == '"'):
                         inner = value[1:-1]
                         if '"' not in inner and "\\" not in inner and inner.isprintable():
-                            # What json.loads makes of it: no escape, no control character.
-                            entry.they = one_line(inner)
+                            # What json.loads makes of it: no escape, no control character;
+                            # and one_line's answer for printable text without a double space.
+                            entry.they = inner.strip() if "  " not in inner else one_line(inner)
                         else:
                             self.entry_field(entry, line, number)
                     elif key == "topics" and not entry.topics and "," not in value:
@@ -406,8 +407,14 @@ class _Reader:
                 if line.startswith("### "):
                     pieces = line[4:].split(SEP, 2)
                     if len(pieces) == 3 and pieces[1] in ENTRY_KINDS and pieces[2] in DIRECTIONS:
-                        entry = Entry(at=self.time(pieces[0], number, "entry time"),
-                                      kind=pieces[1], direction=pieces[2])
+                        try:
+                            at: datetime | None = datetime.fromisoformat(pieces[0])
+                        except ValueError:
+                            at = None
+                        # As time() judges it: an aware time strictly inside 1970-2200 is sane.
+                        if at is None or at.tzinfo is None or not 1970 < at.year < 2200:
+                            at = self.time(pieces[0], number, "entry time")
+                        entry = Entry(at=at, kind=pieces[1], direction=pieces[2])
                     else:  # heading() says what is wrong with it
                         entry = self.entry_head(line[4:], number)
                     entries.append(entry)
