@@ -15,13 +15,17 @@ Reports side by side in one run:
     and as a write does it (goal: under 1 s).
 
 Run: .venv/bin/python bench/index_and_desk.py [--people 10000] [--entries 30]
-     [--reindex-people 2000] [--repeat 5]
+     [--reindex-people 2000] [--repeat 5] [--reindex-only] [--before PYTHON]
+`--before` also runs `tactful reindex` with another interpreter (another checkout's venv, e.g.
+main's) in the same pairs: a change measured against what it replaces under the same load.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -132,17 +136,36 @@ db.close()
 
 def command(*argv: str) -> float:
     """Seconds one command takes, start to exit, as a person at a shell would wait for it."""
+    return timed(*argv)[0]
+
+
+def timed(*argv: str, env: dict[str, str] | None = None) -> tuple[float, float]:
+    """The wall-clock seconds of one command and the CPU seconds it used (user + system): on a
+    shared machine the second moves much less with what else runs."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def tactful(*argv: str) -> float:
-    return command(sys.executable, "-m", "tactful.core.cli", *argv)
+def tactful(*argv: str, python: str = sys.executable) -> float:
+    return command(python, "-m", "tactful.core.cli", *argv)
 
 
-def floor_command(root: Path, where: Path) -> float:
-    return command(sys.executable, "-c", FLOOR, str(root), str(where))
+def floor_command(root: Path, where: Path) -> tuple[float, float]:
+    return timed(sys.executable, "-c", FLOOR, str(root), str(where), env=child_env())
+
+
+def child_env() -> dict[str, str]:
+    """The environment of the timed reindex commands. Bytecode is written and read as on any
+    install (pip compiles at install time; an editable install writes it at the first run): a
+    shell that sets PYTHONDONTWRITEBYTECODE would otherwise time the compiling of every module
+    of tactful at each start (about 0.15 s of CPU), which no user pays."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def bare_search(where: Path, queries: list[str]) -> list[float]:
@@ -184,6 +207,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--reindex-people", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--reindex-only", action="store_true")
+    parser.add_argument("--before", metavar="PYTHON",
+                        help="also time reindex with this interpreter's tactful, in each pair")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="tactful-bench-index-"))
     try:
@@ -191,22 +217,10 @@ def main() -> None:
         small.mkdir()
         generate(small, args.reindex_people, args.entries)
         time.sleep(2.5)  # past index.SETTLE_NS: the folders as a home at rest has them
-        sides: dict[str, list[float]] = {"floor": [], "reindex": []}
-        tactful("reindex", "--home", str(small))  # warm: modules compiled, files cached
-        floor_command(small, root / "floor.sqlite")
-        for _ in range(args.repeat):  # paired: drift on a shared machine hits both alike
-            sides["floor"].append(floor_command(small, root / "floor.sqlite"))
-            sides["reindex"].append(tactful("reindex", "--home", str(small)))
-        bare_median = statistics.median(sides["floor"])
-        print(f"reindex home: {args.reindex_people} people x {args.entries} entries; "
-              f"{args.repeat} paired runs, medians, each a command (interpreter start included)")
-        print(f"\n{'what':<56}{'seconds':>9}{'ratio':>8}")
-        print(f"{'floor: read the files, bare FTS5 insert of their text':<56}"
-              f"{bare_median:>9.2f}{1:>8.2f}")
-        full = statistics.median(sides["reindex"])
-        print(f"{'tactful reindex (id map + index)':<56}{full:>9.2f}{full / bare_median:>8.2f}")
-        ratios = sorted(r / f for r, f in zip(sides["reindex"], sides["floor"], strict=True))
-        print(f"per pair: {', '.join(f'{r:.2f}' for r in ratios)}; goal: at most 2x the floor")
+        reindex_runs(small, root, args.repeat, args.before)
+        print(f"(reindex home: {args.reindex_people} people x {args.entries} entries)")
+        if args.reindex_only:
+            return
 
         big = root / "big"
         big.mkdir()
@@ -248,6 +262,44 @@ def main() -> None:
         desk_runs(home, settings, args.people)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def reindex_runs(small: Path, root: Path, repeat: int, before: str | None) -> None:
+    """The whole `tactful reindex` command beside the floor command, in pairs (and `before`'s
+    reindex in the same rounds); medians of wall-clock and of CPU seconds, and the ratio of
+    each round."""
+    pythons = {"reindex": sys.executable, **({"before": before} if before else {})}
+    wall: dict[str, list[float]] = {"floor": [], **{side: [] for side in pythons}}
+    cpu: dict[str, list[float]] = {side: [] for side in wall}
+    argv = ("-m", "tactful.core.cli", "reindex", "--home", str(small))
+    for python in pythons.values():  # warm: modules compiled, files cached
+        timed(python, *argv, env=child_env())
+    floor_command(small, root / "floor.sqlite")
+    for _ in range(repeat):  # paired: drift on a shared machine hits both alike
+        for side, python in [("floor", ""), *pythons.items()]:
+            taken = (floor_command(small, root / "floor.sqlite") if side == "floor"
+                     else timed(python, *argv, env=child_env()))
+            wall[side].append(taken[0])
+            cpu[side].append(taken[1])
+    print(f"reindex: {repeat} paired rounds, medians, each a command (interpreter start "
+          "included)")
+    print(f"\n{'what':<50}{'wall s':>8}{'ratio':>7}{'CPU s':>8}{'ratio':>7}")
+    labels = {"floor": "floor: read the files, bare FTS5 insert of text",
+              "reindex": "tactful reindex (id map + index)",
+              "before": f"tactful reindex, {before}"}
+    for side in wall:
+        w, c = statistics.median(wall[side]), statistics.median(cpu[side])
+        print(f"{labels[side][:50]:<50}{w:>8.2f}{w / statistics.median(wall['floor']):>7.2f}"
+              f"{c:>8.2f}{c / statistics.median(cpu['floor']):>7.2f}")
+    for side in pythons:
+        for name, runs in (("wall", wall), ("CPU", cpu)):
+            ratios = sorted(r / f for r, f in zip(runs[side], runs["floor"], strict=True))
+            print(f"  {side} / floor per round, {name}: {', '.join(f'{r:.2f}' for r in ratios)}")
+    if before:
+        for name, runs in (("wall", wall), ("CPU", cpu)):
+            gains = sorted(b / r for r, b in zip(runs["reindex"], runs["before"], strict=True))
+            print(f"  before / now per round, {name}: {', '.join(f'{g:.2f}' for g in gains)}")
+    print("goal: at most 2x the floor")
 
 
 def write_one(home: Home, settings: MemorySettings, n: int) -> None:

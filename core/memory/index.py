@@ -22,9 +22,9 @@ import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
+from operator import itemgetter
 from pathlib import Path
-from typing import NamedTuple
 
 from tactful.core.errors import MemoryUnavailable, PersonFileCorrupt
 from tactful.core.memory import changes, identity, personfile
@@ -81,38 +81,48 @@ def path_of(home: Home) -> Path:
     return home.root / FILE
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_SECOND = timedelta(seconds=1)
+
+
 def _epoch(value: datetime | None) -> int | None:
     return int(value.timestamp()) if value is not None else None
 
 
-class Doc(NamedTuple):
-    # A tuple, not a dataclass: a reindex makes one per entry, and a frozen dataclass is
-    # several times dearer to make.
-    kind: str
-    at: int | None
-    important: bool
-    body: str
-    topics: str
-    who: str
+# What a document is: (kind, at, important, body, topics, who). A bare tuple: a reindex makes
+# one per entry, and even a NamedTuple is dearer to make.
+Doc = tuple[str, int | None, bool, str, str, str]
 
 
 def docs_of(person: Person) -> list[Doc]:
     """What of a person is searchable: entries, compacted lines, pins, and their name."""
     who = " ".join(filter(None, [person.handle, f"@{person.handle}", person.display_name]))
-    docs = [Doc("person", _epoch(person.last_seen), bool(person.flags), "", "", who)]
+    docs: list[Doc] = [("person", _epoch(person.last_seen), bool(person.flags), "", "", who)]
     for entry in person.entries:
-        opens = [i.text for i in entry.open]
-        body = " ".join(filter(None, [entry.they, entry.me, *opens, entry.withheld]))
-        important = bool(entry.me) or entry.withheld is not None or any(
-            i.resolved_at is None for i in entry.open)
-        docs.append(Doc("entry", _epoch(entry.at), important, body, " ".join(entry.topics), who))
+        me, withheld = entry.me, entry.withheld
+        if entry.open:
+            opens = [i.text for i in entry.open]
+            body = " ".join(filter(None, [entry.they, me, *opens, withheld]))
+            important = bool(me) or withheld is not None or any(
+                i.resolved_at is None for i in entry.open)
+        else:  # most entries: the same text and weight, without the lists
+            body = entry.they or ""
+            if me:
+                body = f"{body} {me}" if body else me
+            if withheld:
+                body = f"{body} {withheld}" if body else withheld
+            important = bool(me) or withheld is not None
+        # Entry times are aware (personfile): whole seconds since the epoch, as timestamp()
+        # gives them, without the float.
+        docs.append(("entry", (entry.at - _EPOCH) // _SECOND, important, body,
+                     " ".join(entry.topics), who))
     for older in person.compacted:
         body = " ".join([older.summary, *(i.text for i in older.open)])
         important = any(i.resolved_at is None for i in older.open)
-        docs.append(Doc("compact", _epoch(older.at), important, body, "", who))
+        docs.append(("compact", _epoch(older.at), important, body, "", who))
     for pin in person.pins:
         at = _epoch(datetime.fromisoformat(pin.on)) if len(pin.on) == 10 else None
-        docs.append(Doc("pin", at, False, pin.text, "", who))
+        docs.append(("pin", at, False, pin.text, "", who))
     return docs
 
 
@@ -126,12 +136,7 @@ def _summary(person: Person) -> tuple[object, ...]:
 
 
 SEQ_BITS = 30
-
-
-def _first(row: tuple[object, ...]) -> int:
-    first = row[0]
-    assert isinstance(first, int)
-    return first
+_FIRST = itemgetter(0)  # a row's document id
 
 
 def doc_key(at: int | None, seq: int) -> int:
@@ -143,6 +148,14 @@ def doc_key(at: int | None, seq: int) -> int:
     outside that range (a pin dated by hand) is clamped to it."""
     when = min(max(at or 0, 0), (1 << 33) - 1)
     return (when << SEQ_BITS) | (seq & ((1 << SEQ_BITS) - 1))
+
+
+# The text rows a rebuild holds before writing them to FTS5 (about 300 bytes each): below it,
+# the whole index's text goes in at once, in id order.
+TEXT_ROWS_HELD = 100_000
+# FTS5 writes a segment out whenever its pending terms pass this many bytes (1 MiB by default):
+# many small segments, to write and then merge. A rebuild's transaction writes fewer, larger.
+FTS_HASH_BYTES = 16 << 20
 
 
 class _Batch:
@@ -167,16 +180,22 @@ class _Batch:
         self.open_items += [(pid, _epoch(at), item.text) for at, item in person.open_items()]
         self.aka += [(pid, link.ref) for link in person.aka]
         seq = self.seq
+        docs, texts = self.docs, self.texts
         for kind, at, important, body, topics, who in docs_of(person):
             doc_id = doc_key(at, seq)
             seq += 1
-            self.docs.append((doc_id, pid, kind, at, int(important)))
-            self.texts.append((doc_id, body, topics, who))
+            docs.append((doc_id, pid, kind, at, int(important)))
+            texts.append((doc_id, body, topics, who))
         self.seq = seq
         self.files.append((person.platform, person.handle, found.st_size, found.st_mtime_ns,
                            found.st_ino, sha))
 
-    def flush(self) -> None:
+    def flush(self, *, last: bool = True) -> None:
+        """Write what was gathered. With `last` False (a rebuild on its way), the documents wait
+        for the next flush unless there are many: ids are times, not the order people are read
+        in, and FTS5 writes out what it holds in memory whenever an id comes lower than the one
+        before (a b-tree too pays for an insert out of order), so one sorted insert of all of
+        them is the cheapest."""
         db = self.db
         db.executemany("INSERT INTO people(pid, platform, handle, display_name, kind,"
                        " relationship, dne, flags, last_seen, spoke_last, spoke_last_at, sid)"
@@ -185,15 +204,18 @@ class _Batch:
         db.executemany("INSERT INTO open_items(pid, at, text) VALUES (?,?,?)", self.open_items)
         # In id order: FTS5 writes out what it holds in memory whenever an id comes lower than
         # the one before, and ids are times, not the order people are read in.
-        self.docs.sort(key=_first)
-        self.texts.sort(key=_first)
-        db.executemany("INSERT INTO docs(id, pid, kind, at, important) VALUES (?,?,?,?,?)",
-                       self.docs)
-        db.executemany("INSERT INTO docs_fts(rowid, body, topics, who) VALUES (?,?,?,?)",
-                       self.texts)
+        if last or len(self.texts) >= TEXT_ROWS_HELD:
+            self.docs.sort(key=_FIRST)
+            self.texts.sort(key=_FIRST)
+            db.executemany("INSERT INTO docs(id, pid, kind, at, important) VALUES (?,?,?,?,?)",
+                           self.docs)
+            db.executemany("INSERT INTO docs_fts(rowid, body, topics, who) VALUES (?,?,?,?)",
+                           self.texts)
+            self.docs.clear()
+            self.texts.clear()
         db.executemany("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?)", self.files)
         db.execute("INSERT OR REPLACE INTO meta VALUES ('seq', ?)", (str(self.seq),))
-        for rows in (self.people, self.open_items, self.aka, self.docs, self.texts, self.files):
+        for rows in (self.people, self.open_items, self.aka, self.files):
             rows.clear()
 
 
@@ -327,9 +349,16 @@ def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None, *,
     try:
         db.execute("PRAGMA journal_mode = OFF")
         db.execute("PRAGMA synchronous = OFF")
+        # The tables first and their indexes after the rows: one sort per index instead of a
+        # b-tree insert per row in no useful order (the same schema in the end).
+        indexes = [sql for sql in _SCHEMA if sql.startswith("CREATE INDEX")]
         for statement in _SCHEMA:
-            db.execute(statement)
+            if statement not in indexes:
+                db.execute(statement)
         db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+        with contextlib.suppress(sqlite3.OperationalError):  # an SQLite without it: slower
+            db.execute("INSERT INTO docs_fts(docs_fts, rank) VALUES ('hashsize', ?)",
+                       (FTS_HASH_BYTES,))
         db.execute("BEGIN")
         batch = _Batch(db)
         done = 0
@@ -343,12 +372,14 @@ def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None, *,
                     parsed[f"{handle}.md"] = (person.id, [link.ref for link in person.aka])
                 done += 1
                 if done % 500 == 0:
-                    batch.flush()
+                    batch.flush(last=False)
                     if progress is not None:
                         progress("files", done, done + 1)
             if ids:
                 _ids_from(home, folder.name, look.folders[folder.name], parsed)
         batch.flush()
+        for statement in indexes:
+            db.execute(statement)
         if progress is not None:
             progress("files", done, done)
         db.executemany("INSERT INTO unread VALUES (?, ?)", sorted(look.unread))

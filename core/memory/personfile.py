@@ -154,8 +154,62 @@ def _aka_out(aka: Aka, tz: tzinfo) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- reading
 
+# The header as `dumps` writes it for most people, read without YAML (a full reindex parses
+# thousands; docs/memory.md): one `key: value` line per known key, each key once, every value
+# one of the few shapes below, which YAML reads the same way. Any other line (an unknown key, a
+# list written out, double quotes, a comment, odd spacing, a tab, non-ASCII text) sends the
+# whole header to the YAML loader, so an id, an aka link or do_not_engage is never read
+# differently (tests/test_personfile_header_fast_path.py proves it for both kinds of header).
+_FAST_KEYS = frozenset(_HEADER_KEYS)
+# Plain words that YAML reads as something other than text: left to it.
+_NOT_TEXT = frozenset({"yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false",
+                       "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF", "null", "Null",
+                       "NULL"})
+# Unquoted text: a letter first (a digit, sign, dot or symbol first could be a number, a date
+# or YAML syntax), then words of letters, digits and _ . @ / - with single spaces between.
+_FAST_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_.@/-]*(?: [A-Za-z0-9_.@/-]+)*")
+# Single-quoted printable ASCII without a quote inside (so no '' escape to undo).
+_FAST_QUOTED = re.compile(r"'([ -&(-~]*)'")
+_FAST_NUMBER = re.compile(r"0|[1-9][0-9]{0,17}")  # a leading 0 is octal to YAML 1.1: left to it
+_UNSURE = object()
+
+
+def _fast_value(text: str) -> Any:
+    if text == "false":
+        return False
+    if text == "true":
+        return True
+    if text == "[]":
+        return []
+    if text[0] == "'":
+        quoted = _FAST_QUOTED.fullmatch(text)
+        return quoted[1] if quoted is not None else _UNSURE
+    if _FAST_NUMBER.fullmatch(text):
+        return int(text)
+    if text not in _NOT_TEXT and _FAST_PLAIN.fullmatch(text):
+        return text
+    return _UNSURE
+
+
+def fast_header(lines: list[str]) -> dict[str, Any] | None:
+    """The header read without YAML when it has the shape `dumps` writes; None when not sure."""
+    header: dict[str, Any] = {}
+    for line in lines:
+        key, sep, text = line.partition(": ")
+        if not sep or not text or key not in _FAST_KEYS or key in header:
+            return None
+        value = _fast_value(text)
+        if value is _UNSURE:
+            return None
+        header[key] = value
+    return header or None
+
+
 def header_fields(lines: list[str]) -> dict[str, Any]:
     """The header's YAML as this module reads it (duplicates refused); ValueError if bad."""
+    fast = fast_header(lines)
+    if fast is not None:
+        return fast
     try:
         header = yaml.load("\n".join(lines), Loader=_Loader)  # noqa: S506 — a safe loader
     except yaml.YAMLError as exc:
@@ -184,6 +238,15 @@ class _Reader:
         return self.header_start
 
     def time(self, value: Any, line: int, what: str) -> datetime:
+        if isinstance(value, str):  # every entry has one: read_time's full check only when needed
+            try:
+                quick = datetime.fromisoformat(value.strip())
+            except ValueError:
+                quick = None
+            # An offset is under a day, so a year strictly inside 1970-2200 is inside it in
+            # every zone: what read_time would accept, without moving the time to UTC.
+            if quick is not None and quick.tzinfo is not None and 1970 < quick.year < 2200:
+                return quick
         parsed = read_time(value, self.tz)
         if parsed is None:
             raise self.fail(line, f"{what}: expected an ISO 8601 time from 1970 to 2200, "
@@ -224,7 +287,8 @@ class _Reader:
         lines = content.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
-        lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        if "\r" in content:
+            lines = [line[:-1] if line.endswith("\r") else line for line in lines]
         if not lines or lines[0] != "---":
             raise self.fail(1, "the file must start with a '---' line opening the YAML header")
         try:
@@ -237,16 +301,9 @@ class _Reader:
         return person
 
     def header(self, platform: str | None, handle: str | None) -> Person:
-        try:
-            header = yaml.load("\n".join(self.header_lines), Loader=_Loader)  # noqa: S506
-        except yaml.YAMLError as exc:
-            # The context mark is where the broken construct began: where a person looks first.
-            mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
-            line = self.header_start + (mark.line if mark is not None else 0)
-            problem = getattr(exc, "problem", None) or "invalid YAML"
-            raise self.fail(line, f"header is not valid YAML ({problem})") from None
-        if not isinstance(header, dict):
-            raise self.fail(self.header_start, "the header must be YAML key: value lines")
+        header = fast_header(self.header_lines)
+        if header is None:
+            header = self.yaml_header()
         found_platform = self.text(header, "platform", None)
         found_handle = self.text(header, "handle", None)
         if not found_platform or not found_handle:
@@ -293,22 +350,75 @@ class _Reader:
         person.extra = {k: v for k, v in header.items() if k not in _HEADER_KEYS}
         return person
 
+    def yaml_header(self) -> dict[str, Any]:
+        try:
+            header = yaml.load("\n".join(self.header_lines), Loader=_Loader)  # noqa: S506
+        except yaml.YAMLError as exc:
+            # The context mark is where the broken construct began: where a person looks first.
+            mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+            line = self.header_start + (mark.line if mark is not None else 0)
+            problem = getattr(exc, "problem", None) or "invalid YAML"
+            raise self.fail(line, f"header is not valid YAML ({problem})") from None
+        if not isinstance(header, dict):
+            raise self.fail(self.header_start, "the header must be YAML key: value lines")
+        return header
+
     def body(self, person: Person, lines: list[str], start: int) -> None:
         # The hot loop of every read (and of a full reindex): entry lines are by far the most
-        # common, so they are tested first and with the cheapest checks.
+        # common, so they are tested first and with the cheapest checks, and the commonest of
+        # them (a heading, they, me, link, one topic) are read here without a call; anything
+        # else goes to the methods below, which hold every rule.
         section: str | None = None
         current: Entry | CompactEntry | None = None
         entry: Entry | None = None
-        for number in range(start + 1, len(lines) + 1):
-            line = lines[number - 1]
+        entries = person.entries
+        number = start
+        for line in lines[start:]:
+            number += 1
             if not line or line.isspace():
                 continue
-            if section == ENTRIES and line[0] != "#":
-                if entry is None:
-                    raise self.fail(number,
-                                    "expected an entry heading '### TIME · kind · direction'")
-                self.entry_field(entry, line, number)
-                continue
+            if section == ENTRIES:
+                if line[0] != "#":
+                    if entry is None:
+                        raise self.fail(number,
+                                        "expected an entry heading '### TIME · kind · direction'")
+                    key, sep, value = line.partition(": ")
+                    if not sep:
+                        self.entry_field(entry, line, number)
+                    elif key == "me" and entry.me is None:
+                        entry.me = value
+                    elif key == "link" and entry.link is None:
+                        entry.link = value
+                    elif (key == "they" and entry.they is None and len(value) > 1
+                          and value[0] == '"' and value[-1] == '"'):
+                        inner = value[1:-1]
+                        if '"' not in inner and "\\" not in inner and inner.isprintable():
+                            # What json.loads makes of it: no escape, no control character;
+                            # and one_line's answer for printable text without a double space.
+                            entry.they = inner.strip() if "  " not in inner else one_line(inner)
+                        else:
+                            self.entry_field(entry, line, number)
+                    elif key == "topics" and not entry.topics and "," not in value:
+                        topic = value.strip()
+                        entry.topics = [topic] if topic else []
+                    else:
+                        self.entry_field(entry, line, number)
+                    continue
+                if line.startswith("### "):
+                    pieces = line[4:].split(SEP, 2)
+                    if len(pieces) == 3 and pieces[1] in ENTRY_KINDS and pieces[2] in DIRECTIONS:
+                        try:
+                            at: datetime | None = datetime.fromisoformat(pieces[0])
+                        except ValueError:
+                            at = None
+                        # As time() judges it: an aware time strictly inside 1970-2200 is sane.
+                        if at is None or at.tzinfo is None or not 1970 < at.year < 2200:
+                            at = self.time(pieces[0], number, "entry time")
+                        entry = Entry(at=at, kind=pieces[1], direction=pieces[2])
+                    else:  # heading() says what is wrong with it
+                        entry = self.entry_head(line[4:], number)
+                    entries.append(entry)
+                    continue
             if line in (PINNED, EARLIER, ENTRIES):
                 section, current, entry = line, None, None
                 continue
@@ -316,12 +426,9 @@ class _Reader:
                 raise self.fail(number, "unknown section heading; sections are "
                                         f"{PINNED!r}, {EARLIER!r}, {ENTRIES!r}")
             if section == ENTRIES:
-                if not line.startswith("### "):
-                    raise self.fail(number, "unexpected line in the entries; an entry starts "
-                                            "with '### TIME · kind · direction'")
-                entry = self.entry_head(line[4:], number)
-                person.entries.append(entry)
-            elif section == PINNED:
+                raise self.fail(number, "unexpected line in the entries; an entry starts "
+                                        "with '### TIME · kind · direction'")
+            if section == PINNED:
                 person.pins.append(self.pin(line, number))
             elif section == EARLIER:
                 if line.startswith("- "):
@@ -338,15 +445,22 @@ class _Reader:
     def entry_field(self, entry: Entry, line: str, number: int) -> None:
         key, sep, value = line.partition(": ")
         if key == "they" and sep and entry.they is None:
-            try:
-                they = json.loads(value)
-            except ValueError:
-                they = None
+            inner = value[1:-1]
+            if (len(value) > 1 and value[0] == '"' and value[-1] == '"' and '"' not in inner
+                    and "\\" not in inner and inner.isprintable()):
+                they: Any = inner  # what json.loads makes of it: no escape, no control character
+            else:
+                try:
+                    they = json.loads(value)
+                except ValueError:
+                    they = None
             if not isinstance(they, str):
                 raise self.fail(number, 'they: must be one quoted string, e.g. they: "..."')
             entry.they = one_line(they)  # a hand-written "\n" must not forge a card line
         elif key == "me" and entry.me is None:
             entry.me = value
+        elif key == "link" and sep and entry.link is None:  # as field() would, one call sooner
+            entry.link = value
         elif key == "topics" and not entry.topics:
             entry.topics = [t.strip() for t in value.split(",") if t.strip()]
         elif key == "redacted" and not entry.redacted:
