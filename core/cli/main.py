@@ -46,37 +46,56 @@ def _named_command(args: Sequence[str]) -> str | None:
 
 
 # Command lines read without argparse: the command, its handler, the names of the words it
-# takes (the last ending in "+": one or more), and its own options, each with what it holds (a
-# value, a count read as argparse's type=int reads plain digits, or a flag) and its default.
-_Option = tuple[str, Any]
+# takes (the last ending in "+": one or more), and its own options. Each option says where it
+# goes (its dest), what it holds, and its default when not given: "value" one word, "count" one
+# word read as argparse's type=int reads plain digits, "flag" True, "append" one word added to
+# a list (default: empty), "const" its constant (default: None; an exclusive choice, two of
+# them are argparse's to refuse).
+_Option = tuple[str, str, Any]  # (what it holds, dest, default or constant)
+
+
+def _valued(*names: str) -> dict[str, _Option]:
+    return {name: ("value", name[2:].replace("-", "_"), None) for name in names}
+
+
+_JSON: dict[str, _Option] = {"--json": ("flag", "json", False)}
 _QUICK: dict[str, tuple[str, tuple[str, ...], dict[str, _Option]]] = {
     "check": ("tactful.core.cli.reading:check", ("platform", "handles+"),
-              {"--id": ("value", None), "--json": ("flag", False)}),
+              {**_valued("--id"), **_JSON}),
     "card": ("tactful.core.cli.reading:card", ("platform", "handle"),
-             {"--id": ("value", None), "--json": ("flag", False)}),
+             {**_valued("--id"), **_JSON}),
     "search": ("tactful.core.cli.search_commands:search", ("query",),
-               {"--platform": ("value", None), "--limit": ("count", 10),
-                "--json": ("flag", False)}),
-    "hot": ("tactful.core.cli.search_commands:hot", (), {"--json": ("flag", False)}),
+               {**_valued("--platform"), "--limit": ("count", "limit", 10), **_JSON}),
+    "hot": ("tactful.core.cli.search_commands:hot", (), _JSON),
+    # `remember` runs once per interaction, often from a script or an agent.
+    "remember": ("tactful.core.cli.writing:remember", ("platform", "handle"), {
+        **_valued("--kind", "--they", "--me", "--link", "--thread", "--at", "--display-name",
+                  "--id"),
+        "--inbound": ("const", "direction", "inbound"),
+        "--outbound": ("const", "direction", "outbound"),
+        "--topic": ("append", "topic", None), "--open": ("append", "open", None)}),
 }
+_REQUIRED = {"remember": ("kind",)}  # options argparse refuses the command without
 # The options every command takes, before or after it; absent when not given, as argparse
-# leaves them (their default is SUPPRESS: parser.py).
-_GLOBAL: dict[str, _Option] = {"--home": ("value", None), "--config": ("value", None),
-                               "--debug": ("flag", None)}
+# leaves them (their default is SUPPRESS: parser.py), so no default is ever filled in.
+_GLOBAL: dict[str, _Option] = {"--home": ("value", "home", None),
+                               "--config": ("value", "config", None),
+                               "--debug": ("flag", "debug", None)}
 
 
 def _quick(args: Sequence[str]) -> SimpleNamespace | None:
     """A command line of a command in `_QUICK` in its plain form, read as argparse reads it, or
     None for anything else (help, `--`, `--opt=value`, an abbreviated or unknown option, a
-    value starting with "-", a count that is not plain digits, words split by an option...),
-    which argparse then reads, errors included. Before the command only --home, --config and
-    --debug; after it also the command's own options; the last of a repeated option wins, as
-    in argparse."""
+    value starting with "-", a count that is not plain digits, a required option missing, two
+    exclusive options, words split by an option...), which argparse then reads, errors
+    included. Before the command only --home, --config and --debug; after it also the
+    command's own options; the last of a repeated option wins, as in argparse."""
     found: dict[str, Any] = {"plugin_run": None}
     options = _GLOBAL
     command: str | None = None
     words: list[str] = []
     split = False  # an option came after the first word: more words are argparse's to judge
+    chosen: set[str] = set()  # the exclusive options given
     at = 0
     while at < len(args):
         arg = args[at]
@@ -86,38 +105,51 @@ def _quick(args: Sequence[str]) -> SimpleNamespace | None:
                     return None
                 command = arg
                 options = {**_GLOBAL, **_QUICK[command][2]}
-                found.update({name[2:]: default for name, (_, default)
-                              in _QUICK[command][2].items()})
+                for kind, dest, default in _QUICK[command][2].values():
+                    found[dest] = [] if kind == "append" else None if kind == "const" \
+                        else default
             elif split:
                 return None
             else:
                 words.append(arg)
             at += 1
             continue
-        kind, _ = options.get(arg, (None, None))
-        if kind is None:
-            return None
-        if kind == "flag":
-            found[arg[2:]] = True
+        kind, dest, default = options.get(arg, ("", "", None))
+        if kind in ("flag", "const"):
+            found[dest] = True if kind == "flag" else default
+            if kind == "const":
+                chosen.add(arg)
             at += 1
-        else:
+        elif kind in ("value", "count", "append"):
             if at + 1 == len(args) or args[at + 1].startswith("-"):
                 return None
             value = args[at + 1]
             if kind == "count" and not (value.isascii() and value.isdigit() and len(value) < 19):
                 return None
-            found[arg[2:]] = int(value) if kind == "count" else value
+            if kind == "append":
+                found[dest].append(value)
+            else:
+                found[dest] = int(value) if kind == "count" else value
             at += 2
+        else:
+            return None
         split = bool(words)
-    if command is None:
+    if command is None or len(chosen) > 1:
         return None
     target, names, _ = _QUICK[command]
     many = bool(names) and names[-1].endswith("+")
     if len(words) < len(names) or (len(words) > len(names) and not many):
         return None
+    if any(found[dest] is None for dest in _REQUIRED.get(command, ())):
+        return None
     for n, name in enumerate(names):
         found[name.rstrip("+")] = words[n:] if name.endswith("+") else words[n]
     return SimpleNamespace(command=command, target=target, **found)
+
+
+# Commands that answer from memory, change nothing of it, and run before every reply or to look
+# something up: they read the config's memory values from the home's copy (context.py).
+_KEPT_CONFIG = frozenset({"check", "card", "search", "hot"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -137,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         context = Context(home_arg=getattr(args, "home", None),
                           config_arg=getattr(args, "config", None), debug=debug,
-                          kept_config=getattr(args, "command", None) in _QUICK)
+                          kept_config=getattr(args, "command", None) in _KEPT_CONFIG)
         return handler(context, args)
     except Done:
         return 0

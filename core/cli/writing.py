@@ -8,19 +8,23 @@ most name no display name (README, Speed).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
 from collections.abc import Callable
-from datetime import datetime
+from typing import TYPE_CHECKING
 
 from tactful.core.cli.args import target, when
-from tactful.core.cli.context import Context
 from tactful.core.errors import BadInput, TactfulError
 from tactful.core.memory import platforms, recording
 from tactful.core.memory.handles import normalize_id, split_ref
 from tactful.core.memory.person import Person
 from tactful.core.memory.recording import Outcome
+
+if TYPE_CHECKING:
+    import argparse
+    from datetime import datetime
+
+    from tactful.core.cli.context import Context
 
 
 def _report(person: Person, outcome: Outcome, verb: str) -> int:
