@@ -19,6 +19,7 @@ and checks that nothing was lost: every entry written is in its person file and 
 
 Run: .venv/bin/python bench/concurrent_writers.py [--people 2000] [--writers 32] [--writes 8]
      [--process-writes 2] (writes per writer as a process; 0 leaves those pairs out)
+     [--rounds 2] (turns of the command and its floors, as processes)
 """
 
 from __future__ import annotations
@@ -153,19 +154,19 @@ def alone(root: Path, people: int, total: int, seed: int, how: str) -> tuple[Don
     for n in range(total):
         k = rng.randrange(people)
         platform, handle = ("x", "bluesky")[k % 2], f"person{k:05d}"
-        token = f"{how.replace(' ', '')}alone{n}"
+        token = f"{how.replace(' ', '')}alone{seed}n{n}"
         done.append((platform, handle, token, run(root, platform, handle, token)))
     return done, time.perf_counter() - started
 
 
 def together(root: Path, people: int, writers: int, writes: int, pause: float,
-             how: str) -> tuple[Done, float]:
+             how: str, first_seed: int = 0) -> tuple[Done, float]:
     context = multiprocessing.get_context("fork")
     results: multiprocessing.Queue = context.Queue()  # type: ignore[type-arg]
     start_at = time.time() + 1.0
     procs = [context.Process(target=writer, args=(root, people, writes, seed, start_at, pause,
                                                   results, how))
-             for seed in range(writers)]
+             for seed in range(first_seed, first_seed + writers)]
     for proc in procs:
         proc.start()
     done: Done = []
@@ -184,6 +185,8 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=8)
     parser.add_argument("--process-writes", type=int, default=2,
                         help="writes per writer for the pair run as processes (0: none)")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="turns of the command and its floors as processes")
     parser.add_argument("--pause", type=float, default=1.0,
                         help="mean seconds between one writer's writes (0: back to back)")
     args = parser.parse_args()
@@ -202,14 +205,23 @@ def main() -> None:
                               "in process")
         rows.append((f"in process, {args.writers} writers", done, wall))
         if args.process_writes:
+            # The command and its floors take turns, round after round, so that a change in
+            # the machine's load (it is shared) falls on all of them alike.
             count = args.writers * args.process_writes
-            for how, name in (("process", "as a process"), ("pass", "floor: python -c pass"),
-                              ("imports", "floor: import yaml and sqlite3")):
-                done, wall = alone(root, args.people, count, 98, how)
-                rows.append((f"{name}, 1 writer (baseline)", done, wall))
-                done, wall = together(root, args.people, args.writers, args.process_writes,
-                                      args.pause, how)
-                rows.append((f"{name}, {args.writers} writers", done, wall))
+            kinds = (("process", "as a process"), ("pass", "floor: python -c pass"),
+                     ("imports", "floor: import yaml and sqlite3"))
+            runs: dict[str, tuple[Done, float]] = {}
+            for turn in range(args.rounds):
+                for how, name in kinds:
+                    for label, (done, wall) in (
+                            (f"{name}, 1 writer (baseline)",
+                             alone(root, args.people, count, 98 + 100 * turn, how)),
+                            (f"{name}, {args.writers} writers",
+                             together(root, args.people, args.writers, args.process_writes,
+                                      args.pause, how, 1000 * (turn + 1)))):
+                        before, took = runs.get(label, ([], 0.0))
+                        runs[label] = (before + done, took + wall)
+            rows += [(label, done, wall) for label, (done, wall) in runs.items()]
         load = max(load, os.getloadavg()[0])
 
         print(f"home: {args.people} person files; concurrent writers pause {args.pause:g} s on "
