@@ -9,11 +9,17 @@ run, the real command two ways:
     write (what a shell or an agent calling the command pays, interpreter and imports included);
 each with one writer alone, doing its writes one after another (the baseline), and with 32
 writer processes at once, each pausing about a second between writes to people picked at
-random. Reports p50 / p95 per write for all four, the writes per second, the ratios, and
-checks that nothing was lost: every entry written is in its person file and found by `search`.
+random. Beside the command as a process, its floor, started exactly the same way (the same
+writers, pauses and counts): the same interpreter running `-c pass`, and running
+`-c "import yaml, sqlite3"` (the libraries a write cannot do without); so the figures as
+processes can be read as a ratio to what any Python command pays on this machine at that
+concurrency. Reports p50 / p95 per write for all of them, the writes per second, the ratios,
+and checks that nothing was lost: every entry written is in its person file and found by
+`search`.
 
 Run: .venv/bin/python bench/concurrent_writers.py [--people 2000] [--writers 32] [--writes 8]
-     [--process-writes 2] (writes per writer as a process; 0 leaves that pair out)
+     [--process-writes 2] (writes per writer as a process; 0 leaves those pairs out)
+     [--rounds 2] (turns of the command and its floors, as processes)
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -85,9 +92,30 @@ def write_process(root: Path, platform: str, handle: str, token: str) -> float:
     return elapsed
 
 
+# The floors: the same interpreter as the console script (its shebang names this one), started
+# the same way, doing nothing, or only importing what a write cannot do without.
+FLOORS = {"pass": "pass", "imports": "import yaml, sqlite3"}
+
+
+def floor_process(code: str) -> Callable[[Path, str, str, str], float]:
+    def run(root: Path, platform: str, handle: str, token: str) -> float:
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], stdout=subprocess.DEVNULL, check=True)
+        return time.perf_counter() - start
+
+    return run
+
+
+def runner(how: str) -> Callable[[Path, str, str, str], float]:
+    """What one write is: "in process", "process" (the command), or a floor's name."""
+    if how in FLOORS:
+        return floor_process(FLOORS[how])
+    return write_process if how == "process" else write
+
+
 def writer(root: Path, people: int, writes: int, seed: int, start_at: float, pause: float,
-           results: multiprocessing.Queue, as_process: bool) -> None:  # type: ignore[type-arg]
-    run = write_process if as_process else write
+           results: multiprocessing.Queue, how: str) -> None:  # type: ignore[type-arg]
+    run = runner(how)
     rng = random.Random(seed)
     while time.time() < start_at:
         time.sleep(0.001)
@@ -97,7 +125,7 @@ def writer(root: Path, people: int, writes: int, seed: int, start_at: float, pau
             time.sleep(rng.expovariate(1 / pause))
         k = rng.randrange(people)
         platform, handle = ("x", "bluesky")[k % 2], f"person{k:05d}"
-        token = f"{'proc' if as_process else 'tok'}{seed}w{n}"
+        token = f"{how.replace(' ', '')}{seed}w{n}"
         done.append((platform, handle, token, run(root, platform, handle, token)))
     results.put(done)
 
@@ -118,27 +146,27 @@ def lost(root: Path, done: list[tuple[str, str, str, float]]) -> int:
 Done = list[tuple[str, str, str, float]]
 
 
-def alone(root: Path, people: int, total: int, seed: int, as_process: bool) -> tuple[Done, float]:
-    run = write_process if as_process else write
+def alone(root: Path, people: int, total: int, seed: int, how: str) -> tuple[Done, float]:
+    run = runner(how)
     done: Done = []
     rng = random.Random(seed)
     started = time.perf_counter()
     for n in range(total):
         k = rng.randrange(people)
         platform, handle = ("x", "bluesky")[k % 2], f"person{k:05d}"
-        token = f"{'procalone' if as_process else 'alone'}{n}"
+        token = f"{how.replace(' ', '')}alone{seed}n{n}"
         done.append((platform, handle, token, run(root, platform, handle, token)))
     return done, time.perf_counter() - started
 
 
 def together(root: Path, people: int, writers: int, writes: int, pause: float,
-             as_process: bool) -> tuple[Done, float]:
+             how: str, first_seed: int = 0) -> tuple[Done, float]:
     context = multiprocessing.get_context("fork")
     results: multiprocessing.Queue = context.Queue()  # type: ignore[type-arg]
     start_at = time.time() + 1.0
     procs = [context.Process(target=writer, args=(root, people, writes, seed, start_at, pause,
-                                                  results, as_process))
-             for seed in range(writers)]
+                                                  results, how))
+             for seed in range(first_seed, first_seed + writers)]
     for proc in procs:
         proc.start()
     done: Done = []
@@ -157,6 +185,8 @@ def main() -> None:
     parser.add_argument("--writes", type=int, default=8)
     parser.add_argument("--process-writes", type=int, default=2,
                         help="writes per writer for the pair run as processes (0: none)")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="turns of the command and its floors as processes")
     parser.add_argument("--pause", type=float, default=1.0,
                         help="mean seconds between one writer's writes (0: back to back)")
     args = parser.parse_args()
@@ -169,36 +199,57 @@ def main() -> None:
         load = os.getloadavg()[0]
         rows: list[tuple[str, Done, float]] = []
         total = args.writers * args.writes
-        done, wall = alone(root, args.people, total, 99, as_process=False)
+        done, wall = alone(root, args.people, total, 99, "in process")
         rows.append(("in process, 1 writer (baseline)", done, wall))
-        done, wall = together(root, args.people, args.writers, args.writes, args.pause, False)
+        done, wall = together(root, args.people, args.writers, args.writes, args.pause,
+                              "in process")
         rows.append((f"in process, {args.writers} writers", done, wall))
         if args.process_writes:
+            # The command and its floors take turns, round after round, so that a change in
+            # the machine's load (it is shared) falls on all of them alike.
             count = args.writers * args.process_writes
-            done, wall = alone(root, args.people, count, 98, as_process=True)
-            rows.append(("as a process, 1 writer (baseline)", done, wall))
-            done, wall = together(root, args.people, args.writers, args.process_writes,
-                                  args.pause, True)
-            rows.append((f"as a process, {args.writers} writers", done, wall))
+            kinds = (("process", "as a process"), ("pass", "floor: python -c pass"),
+                     ("imports", "floor: import yaml and sqlite3"))
+            runs: dict[str, tuple[Done, float]] = {}
+            for turn in range(args.rounds):
+                for how, name in kinds:
+                    for label, (done, wall) in (
+                            (f"{name}, 1 writer (baseline)",
+                             alone(root, args.people, count, 98 + 100 * turn, how)),
+                            (f"{name}, {args.writers} writers",
+                             together(root, args.people, args.writers, args.process_writes,
+                                      args.pause, how, 1000 * (turn + 1)))):
+                        before, took = runs.get(label, ([], 0.0))
+                        runs[label] = (before + done, took + wall)
+            rows += [(label, done, wall) for label, (done, wall) in runs.items()]
         load = max(load, os.getloadavg()[0])
 
         print(f"home: {args.people} person files; concurrent writers pause {args.pause:g} s on "
               "average between writes (offered "
               f"{args.writers / args.pause if args.pause else float('inf'):.0f} writes/s); "
               f"{os.cpu_count()} cores, load average up to {load:.1f}")
-        print(f"\n{'remember':<36}{'writes':>7}{'p50 ms':>9}{'p95 ms':>9}{'writes/s':>10}")
+        print(f"\n{'remember':<50}{'writes':>7}{'p50 ms':>9}{'p95 ms':>9}{'writes/s':>10}")
         figures = []
         for name, found, wall in rows:
             p50, p95 = percentiles([t for *_, t in found])
             figures.append((p50, p95))
-            print(f"{name:<36}{len(found):>7}{p50:>9.1f}{p95:>9.1f}{len(found) / wall:>10.1f}")
+            print(f"{name:<50}{len(found):>7}{p50:>9.1f}{p95:>9.1f}{len(found) / wall:>10.1f}")
         for pair in range(0, len(figures), 2):
             (a50, a95), (c50, c95) = figures[pair], figures[pair + 1]
             how = rows[pair][0].split(",")[0]
             print(f"ratio {args.writers} writers / 1 writer, {how}: p50 {c50 / a50:.2f}×, "
                   f"p95 {c95 / a95:.2f}×")
+        if args.process_writes:
+            command = figures[2:4]
+            for at, floor in ((4, "python -c pass"), (6, "import yaml and sqlite3")):
+                print(f"ratio to the floor ({floor}), as a process: 1 writer p50 "
+                      f"{command[0][0] / figures[at][0]:.2f}×, p95 "
+                      f"{command[0][1] / figures[at][1]:.2f}×; {args.writers} writers p50 "
+                      f"{command[1][0] / figures[at + 1][0]:.2f}×, p95 "
+                      f"{command[1][1] / figures[at + 1][1]:.2f}×")
         print("goal: p50 < 50 ms, p95 < 200 ms under 32 writers, nothing lost")
-        everything = [entry for _, found, _ in rows for entry in found]
+        written = [found for name, found, _ in rows if not name.startswith("floor")]
+        everything = [entry for found in written for entry in found]
         missing = lost(root, everything)
         from tactful.core.memory import search as searching
 

@@ -239,3 +239,58 @@ def test_the_kept_copy_holds_no_word_of_the_config_file(cli, home: Path, tmp_pat
     [kept] = copies(home)
     data = kept.read_bytes()
     assert b"hunter2" not in data and b"quill_writes" not in data
+
+
+# ---- search and hot read the kept copy too: they answer, they change nothing of the person ----
+
+def searched_at(cli, home: Path, config: Path) -> str:  # type: ignore[no-untyped-def]
+    result = cli("--home", str(home), "--config", str(config), "search", "hi", "--json")
+    assert result.code == 0, result.err
+    return str(json.loads(result.out)["results"][0]["at"])
+
+
+@pytest.mark.usefixtures("person")
+def test_search_with_an_edited_config_is_never_served_from_the_kept_copy(
+        cli, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    config = tmp_path / "tactful.yaml"
+    config.write_text("persona:\n  timezone: America/New_York\n", encoding="utf-8")
+    assert searched_at(cli, home, config) == "2026-10-29T05:05:00-04:00"
+    assert len(copies(home)) == 1
+    assert searched_at(cli, home, config) == "2026-10-29T05:05:00-04:00"  # from the copy
+    edit_keeping_size_and_times(config, "America/New_York", "Europe/Amsterdam")
+    assert searched_at(cli, home, config) == "2026-10-29T10:05:00+01:00"
+    edit_keeping_size_and_times(config, "Europe/Amsterdam", "Europe/Atlantis_")
+    for command in (["search", "hi"], ["hot"]):
+        result = cli("--home", str(home), "--config", str(config), *command)
+        assert result.code == 2 and "Europe/Atlantis_" in result.err, (result.code, result.err)
+
+
+@pytest.mark.usefixtures("person")
+def test_search_and_hot_with_an_unchanged_config_read_the_copy_not_the_schema(
+        home: Path, tmp_path: Path) -> None:
+    config = tmp_path / "tactful.yaml"
+    config.write_text("persona:\n  timezone: Asia/Tokyo\n", encoding="utf-8")
+    probe = ("import sys; from tactful.core.cli.main import main; "
+             f"code = main(['--home', {str(home)!r}, '--config', {str(config)!r}, "
+             f"*sys.argv[1:]]); print(code, 'tactful.core.config.schema' in sys.modules)")
+
+    def run(*argv: str) -> str:
+        return subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True,
+                              text=True, check=True).stdout.splitlines()[-1]
+
+    assert run("search", "hi") == "0 True"  # the first time: the whole file, then kept
+    assert run("search", "hi") == "0 False"
+    assert run("hot") == "0 False"
+    config.write_text("persona:\n  timezone: Asia/Seoul\n", encoding="utf-8")
+    assert run("hot") == "0 True"
+
+
+def test_a_refused_search_keeps_no_copy(cli, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("--home", str(home), "remember", "x", "ada", "--kind", "reply",
+               "--they", "hi").code == 0
+    config = tmp_path / "tactful.yaml"
+    config.write_text("persona:\n  timezone: Asia/Tokyo\n", encoding="utf-8")
+    for bad in (["--limit", "0"], ["--platform", "Not A Platform"]):
+        result = cli("--home", str(home), "--config", str(config), "search", "hi", *bad)
+        assert result.code == 2, result.err
+    assert copies(home) == []

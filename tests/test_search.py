@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -207,3 +209,74 @@ def test_corrupt_person_file_is_skipped_with_a_warning(cli, home: Path) -> None:
     assert result.code == 0 and "broken.md:1" in result.err
     assert (home / "people" / "x" / "broken.md").read_text() == "nonsense\n"
     assert hits(cli, "sourdough")
+
+
+# ---- search and hot end as soon as they have answered (core/cli/main.py: entry) ----------------
+
+def _python(*argv: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *argv], text=True, timeout=60, check=False,
+                          **kwargs)  # type: ignore[call-overload]
+
+
+def _process(*argv: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    return _python("-m", "tactful.core.cli", *argv, **kwargs)
+
+
+@pytest.fixture
+def remembered(cli) -> None:  # type: ignore[no-untyped-def]
+    for handle, words in (("alpha", "sourdough starter"), ("bravo", "sourdough oven")):
+        assert cli("remember", "x", handle, "--kind", "reply", "--they", words,
+                   "--open", "send the recipe", "--at", "2026-11-28T10:00:00-05:00").code == 0
+
+
+@pytest.mark.usefixtures("remembered")
+@pytest.mark.parametrize("argv", [["search", "sourdough"], ["search", "sourdough", "--json"],
+                                  ["hot"], ["hot", "--json"], ["search", "x", "--limit", "0"]])
+def test_search_and_hot_as_processes_say_everything_with_their_exit_code(  # type: ignore[no-untyped-def]
+        cli, argv: list[str]) -> None:
+    said = cli(*argv)
+    done = _process(*argv, capture_output=True)
+    assert (done.returncode, done.stdout, done.stderr) == (said.code, said.out, said.err)
+    assert done.stdout or done.stderr
+
+
+@pytest.mark.usefixtures("remembered")
+def test_nothing_on_the_way_of_search_and_hot_leaves_work_for_the_interpreter_exit(
+        home: Path, tmp_path: Path) -> None:
+    # Ending at once skips atexit handlers and other threads: none may be there on this path,
+    # whether the config is read whole or from the home's copy, the index caught up or rebuilt.
+    config = tmp_path / "tactful.yaml"
+    config.write_text("persona:\n  timezone: Europe/Amsterdam\n", encoding="utf-8")
+    (home / "index.sqlite").write_bytes(b"not an index")
+    runs = "".join(f"main(['--config', {str(config)!r}, *{argv!r}]); " for argv in (
+        ["search", "sourdough"], ["hot"], ["search", "oven", "--json"], ["hot", "--json"]))
+    probe = ("import atexit, threading; from tactful.core.cli.main import main; "
+             f"{runs}print(atexit._ncallbacks(), threading.active_count())")
+    done = _python("-c", probe, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "0 1"
+
+
+@pytest.mark.usefixtures("remembered")
+def test_search_leaves_the_usual_shutdown_to_what_registered_for_it() -> None:
+    # A handler registered on the way (say by a plugin) still runs: then there is no ending at
+    # once.
+    probe = ("import atexit, sys; atexit.register(print, 'handler ran'); "
+             "from tactful.core.cli.main import entry; "
+             "sys.argv = ['tactful', 'search', 'sourdough']; entry()")
+    done = _python("-c", probe, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    assert "sourdough" in done.stdout and done.stdout.rstrip().endswith("handler ran")
+
+
+@pytest.mark.usefixtures("remembered")
+@pytest.mark.parametrize("argv", [["search", "sourdough"], ["hot"]])
+def test_search_and_hot_whose_reader_has_gone_end_quietly_with_exit_0(argv: list[str]) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = _process(*argv, stdout=write_end, stderr=subprocess.PIPE)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""

@@ -4,11 +4,11 @@ plugin host, the gate), plus what only the command line knows (`--debug`).
 The command line builds it and hands it on as an `App`: routines, the scheduler and the services
 `tactful run` starts take an `App` and never import the command line.
 
-For `check` and `card`, memory's settings come from the config's few memory values
-(`core/config/view.py`): when the home is named on the command line or in $TACTFUL_HOME and the
-config file is byte for byte one that loaded before, they are read from the home's copy instead
-of the whole file, so they do not pay for YAML and the schema before every reply. Every other
-command reads all of the file.
+For `check`, `card`, `search` and `hot`, memory's settings come from the config's few memory
+values (`core/config/view.py`): when the home is named on the command line or in $TACTFUL_HOME
+and the config file is byte for byte one that loaded before, they are read from the home's copy
+instead of the whole file, so they do not pay for YAML and the schema before every reply or
+look-up. Every other command reads all of the file.
 """
 
 from __future__ import annotations
@@ -25,9 +25,11 @@ from tactful.core.memory.settings import MemorySettings
 @dataclass
 class Context(App):
     debug: bool = False  # --debug: show the traceback of an internal error
-    # `check` and `card`: read the config's memory values from the home's copy, and keep one.
-    # Only they: they run before every reply, and they are answers, not changes; any other
-    # command reads the whole file and leaves the home as it found it when it refuses.
+    # `check`, `card`, `search` and `hot`: read the config's memory values from the home's
+    # copy, and keep one. Only they: they run before every reply or to look something up, and
+    # they are answers, not changes (what they write, the index and the desk, is made from the
+    # files); any other command reads the whole file and leaves the home as it found it when it
+    # refuses.
     kept_config: bool = False
 
     @cached_property

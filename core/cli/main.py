@@ -2,9 +2,9 @@
 
 Each command's module is imported only when that command runs, so `check` and `card` load
 memory and nothing else: no platform SDK, no plugin, no network library. The parser itself
-(`parser.py`, argparse) is built only for the command asked for, and a plain `check` or `card`
-command line is read without it (`_quick`): argparse with its gettext, locale and shutil
-cost `check` a tenth of its time.
+(`parser.py`, argparse) is built only for the command asked for, and a plain `check`, `card`,
+`search` or `hot` command line is read without it (`_quick`): argparse with its gettext,
+locale and shutil cost `check` a tenth of its time.
 """
 
 from __future__ import annotations
@@ -45,22 +45,57 @@ def _named_command(args: Sequence[str]) -> str | None:
     return None
 
 
-# Command lines read without argparse: the command, its handler, and how many words it takes
-# after the platform (at least one for `check`, exactly one for `card`).
-_QUICK = {"check": ("tactful.core.cli.reading:check", "handles"),
-          "card": ("tactful.core.cli.reading:card", "handle")}
+# Command lines read without argparse: the command, its handler, the names of the words it
+# takes (the last ending in "+": one or more), and its own options. Each option says where it
+# goes (its dest), what it holds, and its default when not given: "value" one word, "count" one
+# word read as argparse's type=int reads plain digits, "flag" True, "append" one word added to
+# a list (default: empty), "const" its constant (default: None; an exclusive choice, two of
+# them are argparse's to refuse).
+_Option = tuple[str, str, Any]  # (what it holds, dest, default or constant)
+
+
+def _valued(*names: str) -> dict[str, _Option]:
+    return {name: ("value", name[2:].replace("-", "_"), None) for name in names}
+
+
+_JSON: dict[str, _Option] = {"--json": ("flag", "json", False)}
+_QUICK: dict[str, tuple[str, tuple[str, ...], dict[str, _Option]]] = {
+    "check": ("tactful.core.cli.reading:check", ("platform", "handles+"),
+              {**_valued("--id"), **_JSON}),
+    "card": ("tactful.core.cli.reading:card", ("platform", "handle"),
+             {**_valued("--id"), **_JSON}),
+    "search": ("tactful.core.cli.search_commands:search", ("query",),
+               {**_valued("--platform"), "--limit": ("count", "limit", 10), **_JSON}),
+    "hot": ("tactful.core.cli.search_commands:hot", (), _JSON),
+    # `remember` runs once per interaction, often from a script or an agent.
+    "remember": ("tactful.core.cli.writing:remember", ("platform", "handle"), {
+        **_valued("--kind", "--they", "--me", "--link", "--thread", "--at", "--display-name",
+                  "--id"),
+        "--inbound": ("const", "direction", "inbound"),
+        "--outbound": ("const", "direction", "outbound"),
+        "--topic": ("append", "topic", None), "--open": ("append", "open", None)}),
+}
+_REQUIRED = {"remember": ("kind",)}  # options argparse refuses the command without
+# The options every command takes, before or after it; absent when not given, as argparse
+# leaves them (their default is SUPPRESS: parser.py), so no default is ever filled in.
+_GLOBAL: dict[str, _Option] = {"--home": ("value", "home", None),
+                               "--config": ("value", "config", None),
+                               "--debug": ("flag", "debug", None)}
 
 
 def _quick(args: Sequence[str]) -> SimpleNamespace | None:
-    """A `check` or `card` command line in its plain form, read as argparse reads it, or None
-    for anything else (help, `--`, `--opt=value`, an abbreviated or unknown option, a value
-    starting with "-", words split by an option...), which argparse then reads, errors
-    included. Options before the command: --home, --config, --debug; after it, also --id and
-    --json; the last of a repeated option wins, as in argparse."""
-    found: dict[str, Any] = {"plugin_run": None, "id": None, "json": False}
+    """A command line of a command in `_QUICK` in its plain form, read as argparse reads it, or
+    None for anything else (help, `--`, `--opt=value`, an abbreviated or unknown option, a
+    value starting with "-", a count that is not plain digits, a required option missing, two
+    exclusive options, words split by an option...), which argparse then reads, errors
+    included. Before the command only --home, --config and --debug; after it also the
+    command's own options; the last of a repeated option wins, as in argparse."""
+    found: dict[str, Any] = {"plugin_run": None}
+    options = _GLOBAL
     command: str | None = None
     words: list[str] = []
     split = False  # an option came after the first word: more words are argparse's to judge
+    chosen: set[str] = set()  # the exclusive options given
     at = 0
     while at < len(args):
         arg = args[at]
@@ -69,32 +104,52 @@ def _quick(args: Sequence[str]) -> SimpleNamespace | None:
                 if arg not in _QUICK:
                     return None
                 command = arg
+                options = {**_GLOBAL, **_QUICK[command][2]}
+                for kind, dest, default in _QUICK[command][2].values():
+                    found[dest] = [] if kind == "append" else None if kind == "const" \
+                        else default
             elif split:
                 return None
             else:
                 words.append(arg)
             at += 1
-        elif arg in ("--home", "--config") or (command is not None and arg == "--id"):
+            continue
+        kind, dest, default = options.get(arg, ("", "", None))
+        if kind in ("flag", "const"):
+            found[dest] = True if kind == "flag" else default
+            if kind == "const":
+                chosen.add(arg)
+            at += 1
+        elif kind in ("value", "count", "append"):
             if at + 1 == len(args) or args[at + 1].startswith("-"):
                 return None
-            found[arg[2:]] = args[at + 1]
+            value = args[at + 1]
+            if kind == "count" and not (value.isascii() and value.isdigit() and len(value) < 19):
+                return None
+            if kind == "append":
+                found[dest].append(value)
+            else:
+                found[dest] = int(value) if kind == "count" else value
             at += 2
-            split = bool(words)
-        elif arg == "--debug" or (command is not None and arg == "--json"):
-            if arg == "--json":
-                found["json"] = True
-            at += 1
-            split = bool(words)
         else:
             return None
-    if command is None or not words:
+        split = bool(words)
+    if command is None or len(chosen) > 1:
         return None
-    target, rest = _QUICK[command]
-    if len(words) < 2 or (rest == "handle" and len(words) != 2):
+    target, names, _ = _QUICK[command]
+    many = bool(names) and names[-1].endswith("+")
+    if len(words) < len(names) or (len(words) > len(names) and not many):
         return None
-    found.update(command=command, target=target, platform=words[0],
-                 **{rest: words[1:] if rest == "handles" else words[1]})
-    return SimpleNamespace(**found)
+    if any(found[dest] is None for dest in _REQUIRED.get(command, ())):
+        return None
+    for n, name in enumerate(names):
+        found[name.rstrip("+")] = words[n:] if name.endswith("+") else words[n]
+    return SimpleNamespace(command=command, target=target, **found)
+
+
+# Commands that answer from memory, change nothing of it, and run before every reply or to look
+# something up: they read the config's memory values from the home's copy (context.py).
+_KEPT_CONFIG = frozenset({"check", "card", "search", "hot"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -114,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         context = Context(home_arg=getattr(args, "home", None),
                           config_arg=getattr(args, "config", None), debug=debug,
-                          kept_config=getattr(args, "command", None) in _QUICK)
+                          kept_config=getattr(args, "command", None) in _KEPT_CONFIG)
         return handler(context, args)
     except Done:
         return 0
@@ -122,9 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `tactful search … | head`: the reader stopped reading; nothing is wrong. Further
         # output (and the interpreter's final flush) goes nowhere.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        # Never for a verdict, though (they say theirs themselves: reading.py): exit 0 there
-        # would read as "may be touched".
-        return 1 if _named_command(args_list) in _END_AT_ONCE else 0
+        # Never for a verdict, though: exit 0 there would read as "may be touched".
+        return 1 if _named_command(args_list) in _VERDICTS else 0
     except TactfulError as exc:
         print(f"tactful: {_said(exc)}", file=sys.stderr)
         return exc.exit_code
@@ -197,17 +251,31 @@ def _internal(exc: Exception, debug: bool) -> int:
     return 1
 
 
-# Commands that only read memory (a refresh of the id map closes every file it writes) and run
-# before every reply. Once they have answered and their output is flushed, all the interpreter's
-# shutdown would do is free every module one by one, about a tenth of `check`'s time: they end
-# at once instead (no atexit handler is registered on their path; a test guards that).
-_END_AT_ONCE = frozenset({"check", "card"})
+# Commands that say a verdict: a reader that stops reading their output must never turn it into
+# exit 0, "may be touched" (reading.py says theirs itself).
+_VERDICTS = frozenset({"check", "card"})
+
+# Commands that answer from memory and leave no file open: `check` and `card` (a refresh of the
+# id map closes every file it writes), `search` and `hot` (the index is closed, the desk
+# written whole, before they print). Once they have answered and their output is flushed, all
+# the interpreter's shutdown would do is free every module one by one, about a tenth of their
+# time: they end at once instead, unless something was left for the shutdown to do (an atexit
+# handler or another thread, say from a plugin that loaded for a platform name memory did not
+# know): then they end as every other command does.
+_END_AT_ONCE = frozenset({"check", "card", "search", "hot"})
+
+
+def _nothing_left_to_shut_down() -> bool:
+    import atexit
+
+    threading = sys.modules.get("threading")
+    return atexit._ncallbacks() == 0 and (threading is None or threading.active_count() == 1)
 
 
 def entry() -> NoReturn:
     args = sys.argv[1:]
     code = main(args)
-    if _named_command(args) in _END_AT_ONCE:
+    if _named_command(args) in _END_AT_ONCE and _nothing_left_to_shut_down():
         try:
             sys.stdout.flush()
             sys.stderr.flush()

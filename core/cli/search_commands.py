@@ -1,23 +1,23 @@
-"""search, reindex and hot: the commands that read memory through the index."""
+"""search, reindex and hot: the commands that read memory through the index.
+
+Each command imports what it alone uses (the desk only for `hot`): `search` runs as a command
+many times a session, and its start is mostly imports (README, Speed).
+"""
 
 from __future__ import annotations
 
-import argparse
 import sys
-from datetime import datetime
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tactful.core.cli.context import Context
 from tactful.core.cli.output import emit, iso, plural
 from tactful.core.cli.progress import on_terminal
 from tactful.core.errors import BadInput
-from tactful.core.memory import desk, index
-from tactful.core.memory import search as searching
-from tactful.core.memory.atomic import read_regular
-from tactful.core.memory.clock import on_screen
-from tactful.core.memory.handles import normalize_platform
-from tactful.core.memory.home import unwritable
+from tactful.core.memory import index
+
+if TYPE_CHECKING:
+    import argparse
+
+    from tactful.core.cli.context import Context
 
 
 def _warn_skipped(skipped: list[str]) -> None:
@@ -29,6 +29,12 @@ def _warn_skipped(skipped: list[str]) -> None:
 
 
 def search(context: Context, args: argparse.Namespace) -> int:
+    from datetime import datetime
+
+    from tactful.core.memory import search as searching
+    from tactful.core.memory.clock import on_screen
+    from tactful.core.memory.handles import normalize_platform
+
     platform = normalize_platform(args.platform) if args.platform else None
     if not 1 <= args.limit <= 1000:
         raise BadInput(f"--limit {args.limit}: give a number from 1 to 1000")
@@ -62,6 +68,10 @@ def search(context: Context, args: argparse.Namespace) -> int:
 
 
 def reindex(context: Context, args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tactful.core.memory.home import unwritable
+
     context.home.require_readable()
     try:
         progress = on_terminal("reindex")
@@ -81,6 +91,9 @@ def reindex(context: Context, args: argparse.Namespace) -> int:
 
 
 def hot(context: Context, args: argparse.Namespace) -> int:
+    from tactful.core.memory import desk
+    from tactful.core.memory.atomic import read_regular
+
     context.home.require_readable()
     skipped: list[str] = []
     now = context.now()

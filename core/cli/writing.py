@@ -1,24 +1,30 @@
 """The commands that change memory: remember, pin, unpin, resolve, flag, unflag, dne, set, link.
 
 Each parses its input into normalized names, calls memory, and prints one line that never
-carries anyone's words.
+carries anyone's words. Linking (with the socket module it checks a proof's host with) is
+imported only when a link may be made: `remember` runs as a command for every interaction, and
+most name no display name (README, Speed).
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
 from collections.abc import Callable
-from datetime import datetime
+from typing import TYPE_CHECKING
 
 from tactful.core.cli.args import target, when
-from tactful.core.cli.context import Context
 from tactful.core.errors import BadInput, TactfulError
-from tactful.core.memory import linking, platforms, recording
+from tactful.core.memory import platforms, recording
 from tactful.core.memory.handles import normalize_id, split_ref
 from tactful.core.memory.person import Person
 from tactful.core.memory.recording import Outcome
+
+if TYPE_CHECKING:
+    import argparse
+    from datetime import datetime
+
+    from tactful.core.cli.context import Context
 
 
 def _report(person: Person, outcome: Outcome, verb: str) -> int:
@@ -76,6 +82,8 @@ def _auto_link(context: Context, person: Person) -> None:
     """Link to the same handle elsewhere when the display names match too (docs/memory.md)."""
     if not person.display_name:
         return
+    from tactful.core.memory import linking
+
     # The platforms memory knows without loading a plugin (the static table).
     for other_platform, other_handle in linking.candidates(person.platform, person.handle,
                                                            platforms.names()):
@@ -105,6 +113,8 @@ def _link_both(context: Context, first: tuple[str, str], second: tuple[str, str]
 
 def _add_link(context: Context, platform: str, handle: str, ref: str, reason: str,
               at: datetime, proof: str | None) -> None:
+    from tactful.core.memory import linking
+
     def mutate(person: Person) -> Outcome:
         added = linking.add_link(person, ref, reason, at, proof)
         return Outcome(note="linked" if added else "already linked")
@@ -165,6 +175,8 @@ def link(context: Context, args: argparse.Namespace) -> int:
     first, second = split_ref(args.first), split_ref(args.second)
     if first == second:
         raise BadInput("link: both sides name the same account")
+    from tactful.core.memory import linking
+
     proof = linking.public_url(args.proof)
     context.home.require_readable()
     for platform, handle in (first, second):

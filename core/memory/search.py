@@ -11,7 +11,6 @@ import heapq
 import re
 import sqlite3
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -21,20 +20,32 @@ _TOKEN = re.compile(r"\S+")
 _WORDY = re.compile(r"\w", re.UNICODE)
 
 
-@dataclass(frozen=True)
+_FIELDS = ("platform", "handle", "kind", "at", "snippet", "relevance", "recency", "importance",
+           "score")
+
+
 class Hit:
-    platform: str
-    handle: str
-    kind: str
-    at: int | None
-    snippet: str
-    relevance: float
-    recency: float
-    importance: float
-    score: float
+    """One result. A plain class, not a dataclass: `tactful search` runs as a command, and
+    generating a dataclass is part of every start (README, Speed)."""
+
+    __slots__ = _FIELDS
+
+    def __init__(self, platform: str, handle: str, kind: str, at: int | None, snippet: str,
+                 relevance: float, recency: float, importance: float, score: float) -> None:
+        self.platform, self.handle, self.kind, self.at = platform, handle, kind, at
+        self.snippet, self.relevance, self.recency = snippet, relevance, recency
+        self.importance, self.score = importance, score
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {name: getattr(self, name) for name in _FIELDS}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Hit) and self.as_dict() == other.as_dict()
+
+    __hash__ = None  # type: ignore[assignment]  # equal by value, and not read-only
+
+    def __repr__(self) -> str:
+        return f"Hit({', '.join(f'{k}={v!r}' for k, v in self.as_dict().items())})"
 
 
 def match_expression(query: str, joiner: str) -> str | None:
