@@ -782,6 +782,8 @@ _ADDRESSEE = (
 )
 # What they are asked to do: hand over secrets, or follow, like, share. Negated or stopped
 # actions are left alone ("Dear bots, please stop liking my posts").
+# (Written after a `\b`: the engine then tries them only where a word starts, not at every
+# character; the same positions match either way.)
 _NOT_BEFORE = r"(?<!not )(?<!n't )(?<!never )(?<!stop )(?<!no )"
 _SECRETS = (
     r"(?:api[ -]?keys?|(?:[\w-]{1,20} )?keys?\b(?! (?:takeaways?|insights?|points?|findings?"
@@ -815,7 +817,7 @@ _SOCIAL_OBJECT = (
     r"|tweet)|and (?:like|repost|retweet|share|follow|boost))\b"
 )
 _AGENT_ACTION = (
-    rf"{_NOT_BEFORE}\b(?:{_HAND_OVER}\b[^.!?\n]{{0,60}}?\b(?:{_SECRETS})"
+    rf"\b{_NOT_BEFORE}(?:{_HAND_OVER}\b[^.!?\n]{{0,60}}?\b(?:{_SECRETS})"
     rf"|(?:follow|like|repost|re-?tweet|boost|reblog|upvote|subscribe(?: to)?|quote[- ]?tweet"
     rf"|share|star|fav(?:ou?rite)?|unfollow|amplify|promote|tag|mention|recommend|endorse"
     rf"|retweet)\b,? (?:{_SOCIAL_OBJECT}|(?:and|,) )"
@@ -1231,7 +1233,7 @@ _KEYS_NOUN = (
     r"|credentials|secret keys?|access tokens?)\b"
 )
 _SECRET_ASK = (
-    rf"{_NOT_BEFORE}(?<!ever )\b(?:send|give|share|dm|tell|show|paste|post|reveal|print|dump"
+    rf"\b{_NOT_BEFORE}(?<!ever )(?:send|give|share|dm|tell|show|paste|post|reveal|print|dump"
     r"|output|leak|list|display|what(?:'s| is| are))(?: (?:me|us))?\b"
 )
 _FOREIGN_HIDDEN_CONFIG = (
@@ -1553,6 +1555,9 @@ class _Gates:
     words: frozenset[str]
     by_word: dict[str, tuple[int, ...]]
     always: tuple[int, ...]
+    # The partner every pattern of a group needs (a family's `near`), else None: with no
+    # partner in the text, the whole group is passed over at once.
+    shared_near: tuple[_Regex | None, ...]
 
 
 # Keyed by the tuple's id, holding the tuple itself so the id can never be reused by another.
@@ -1583,8 +1588,13 @@ def _grouped(patterns: tuple[_Pattern, ...]) -> tuple[tuple[_Group, ...], _Gates
             by_word.setdefault(word, []).append(index)
         if not (needles or anchors):
             always.append(index)
+    shared_near = tuple(
+        patterns[0].near if all(p.near is patterns[0].near for p in patterns) else None
+        for _, _, patterns in groups
+    )
     gates = _Gates(tuple(by_needle), {k: tuple(v) for k, v in by_needle.items()},
-                   frozenset(by_word), {k: tuple(v) for k, v in by_word.items()}, tuple(always))
+                   frozenset(by_word), {k: tuple(v) for k, v in by_word.items()}, tuple(always),
+                   shared_near)
     _GROUPED[id(patterns)] = (patterns, tuple(groups), gates)
     return tuple(groups), gates
 
@@ -1626,6 +1636,9 @@ def _first_in(
             wanted.update(gates.by_word[word])
     for index in sorted(wanted):
         patterns = groups[index][2]
+        shared = gates.shared_near[index]
+        if shared is not None and not _near_spans(shared, text, nearby)[0]:
+            continue  # as below, for every pattern of the group at once
         for pattern in patterns:
             if pattern.near is not None and not _near_spans(pattern.near, text, nearby)[0]:
                 # No partner anywhere in the text: no match of this pattern could count, so

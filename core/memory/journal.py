@@ -23,16 +23,20 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tactful.core.errors import PersonFileCorrupt
 from tactful.core.memory.atomic import locked, read_regular, write_atomic
 from tactful.core.memory.clock import to_file
 from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.text import one_line
+
+if TYPE_CHECKING:
+    from tactful.core.memory.recording import Screened
 
 FOLDER = "journal"
 KINDS = ("post", "note")
@@ -63,12 +67,16 @@ class JournalEntry:
 
 def gated(*, at: datetime, kind: str, text: str | None, link: str | None = None,
           platform: str | None = None, thread: str | None = None,
-          redacted: Iterable[str] = (), withheld: str | None = None) -> JournalEntry:
-    """A new entry from raw text: withheld if it reads like instructions, else scrubbed, capped."""
+          redacted: Iterable[str] = (), withheld: str | None = None,
+          screen: Callable[[str], Screened] | None = None) -> JournalEntry:
+    """A new entry from raw text: withheld if it reads like instructions, else scrubbed, capped.
+    `screen` is the gate's screening (sync-log passes its own, which screens each distinct
+    text once); it must give what `recording.screen` gives."""
     from tactful.core.memory.recording import INJECTION_FLAG, Gate
+    from tactful.core.memory.recording import screen as screen_one
 
     gate = Gate()
-    clean = gate.text(text, TEXT_LIMIT) if text else None
+    clean = gate.take((screen or screen_one)(text), TEXT_LIMIT) if text else None
     reason = withheld or gate.withheld
     return JournalEntry(
         at=at, kind=kind, text=None if reason else clean, platform=platform, link=link,

@@ -40,6 +40,26 @@ INJECTION_FLAG = "prompt-injection"
 _FLAG_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
 
 
+@dataclass(frozen=True)
+class Screened:
+    """One text through the privacy gate, before its cap: withheld (instruction-like, with the
+    reason), or collapsed to one line and scrubbed (with the kinds removed). It depends on the
+    text alone, so a batch (sync-log) may work it out once per distinct text, or in a helper
+    process, and get what `Gate.text` gets."""
+
+    text: str | None
+    withheld: str | None = None
+    redacted: tuple[str, ...] = ()
+
+
+def screen(raw: str) -> Screened:
+    reason = injection_reason(raw)
+    if reason is not None:
+        return Screened(None, reason)
+    scrubbed = scrub(one_line(raw))
+    return Screened(scrubbed.text, None, scrubbed.kinds)
+
+
 @dataclass
 class Gate:
     """Collects what the privacy gate did across the fields of one change."""
@@ -50,13 +70,16 @@ class Gate:
     def text(self, raw: str | None, limit: int) -> str | None:
         if raw is None:
             return None
-        reason = injection_reason(raw)
-        if reason is not None:
-            self.withheld = self.withheld or reason
+        return self.take(screen(raw), limit)
+
+    def take(self, screened: Screened, limit: int) -> str | None:
+        """What `text` makes of a text already screened: the cap, and the gate's record."""
+        if screened.withheld is not None:
+            self.withheld = self.withheld or screened.withheld
             return None
-        scrubbed = scrub(one_line(raw))
-        self.redacted.update(scrubbed.kinds)
-        return cut(scrubbed.text, limit)
+        assert screened.text is not None
+        self.redacted.update(screened.redacted)
+        return cut(screened.text, limit)
 
 
 @dataclass(frozen=True)

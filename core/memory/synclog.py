@@ -29,12 +29,12 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 from pathlib import Path
 from stat import S_ISREG
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tactful.core.errors import MemoryUnavailable
 from tactful.core.memory import journal, tombstones
@@ -50,6 +50,11 @@ from tactful.core.memory.home import Home, Unwritable, unwritable
 from tactful.core.memory.person import CompactEntry, Entry, Person
 from tactful.core.memory.store import People
 from tactful.core.memory.text import one_line
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    from tactful.core.memory.recording import Screened
 
 # recording.INJECTION_FLAG, spelled here: importing recording compiles the privacy gate, which a
 # rerun over an unchanged log never needs.
@@ -104,10 +109,11 @@ class _Pending:
     the event needs its text: an event whose URL is already on file is never gated."""
 
     __slots__ = ("_me", "_reason", "_redacted", "_their_redacted", "_they", "event", "gated",
-                 "thread")
+                 "screens", "thread")
 
-    def __init__(self, event: Event) -> None:
+    def __init__(self, event: Event, screens: _Screens) -> None:
         self.event = event
+        self.screens = screens
         self.thread = one_line(event.thread) or None if event.thread else None
         self.gated = False
         self._me: str | None = None
@@ -117,13 +123,22 @@ class _Pending:
         self._reason: str | None = None
 
     def _gate(self) -> None:
+        """What `remember` makes of my text and their side (a gate each), from the screening
+        of each text (docs/log.md: every text passes the same gate as `remember`)."""
         if self.gated:
             return
-        self.take(_gated(_raw(self.event)))
+        from tactful.core.memory.recording import MY_SIDE_LIMIT, THEIR_SIDE_LIMIT, Gate
 
-    def take(self, gated: _Gated) -> None:
-        """The gate's verdict on this event, worked out here or by a helper process."""
-        self._me, self._they, self._reason, self._redacted, self._their_redacted = gated
+        ev, screens = self.event, self.screens
+        gate, their_gate = Gate(), Gate()
+        me = gate.take(screens.get(ev.text), MY_SIDE_LIMIT) if ev.text else None
+        they = their_gate.take(screens.get(ev.they), THEIR_SIDE_LIMIT) if ev.they else None
+        reason = ev.withheld or gate.withheld or their_gate.withheld
+        if reason is not None:
+            me = they = None
+        self._me, self._they, self._reason = me or None, they or None, reason
+        self._redacted = tuple(sorted(set(ev.redacted) | gate.redacted | their_gate.redacted))
+        self._their_redacted = tuple(sorted(their_gate.redacted))
         self.gated = True
 
     @property
@@ -169,65 +184,129 @@ class _Pending:
                      redacted=list(self._their_redacted))
 
 
-# What the gate needs of an event (my text, their side, what the log already redacted, and why
-# it was withheld), and what it makes of them (my side, theirs, why withheld, redacted kinds,
-# and the kinds redacted from their side): plain values, so a helper process can do it.
-_Raw = tuple[str | None, str | None, tuple[str, ...], str | None]
-_Gated = tuple[str | None, str | None, str | None, tuple[str, ...], tuple[str, ...]]
-
-
-def _raw(event: Event) -> _Raw:
-    return event.text, event.they, tuple(event.redacted), event.withheld
-
-
-def _gated(raw: _Raw) -> _Gated:
-    from tactful.core.memory.recording import MY_SIDE_LIMIT, THEIR_SIDE_LIMIT, Gate
-
-    text, they_raw, redacted, withheld = raw
-    gate, their_gate = Gate(), Gate()
-    me = gate.text(text, MY_SIDE_LIMIT) if text else None
-    they = their_gate.text(they_raw, THEIR_SIDE_LIMIT) if they_raw else None
-    reason = withheld or gate.withheld or their_gate.withheld
-    if reason is not None:
-        me = they = None
-    return (me or None, they or None, reason,
-            tuple(sorted(set(redacted) | gate.redacted | their_gate.redacted)),
-            tuple(sorted(their_gate.redacted)))
-
-
-def _gated_all(raws: list[_Raw]) -> list[_Gated]:
-    return [_gated(raw) for raw in raws]
-
-
-# The privacy gate is most of a first sync's work (a few hundred microseconds per text). With
-# this many events to gate it runs in helper processes, one per core, in chunks.
+# The privacy gate is most of a first sync's work (a few hundred microseconds per text). Each
+# distinct text is screened once per sync (a log repeats itself: the same thanks, the same
+# answer to many), and when thousands are known to be needed ahead (people not on file yet,
+# my posts) they are screened in helper processes, one per core, while the log is still being
+# read and the people already screened are carried.
 PARALLEL_FROM = 4000
-_CHUNK_EVENTS = 500
+_CHUNK_TEXTS = 500
 
 
-def _pregate(pending: list[_Pending]) -> None:
-    """Gate these events ahead, side by side on every core when there are many and this
-    process may fork (no other thread: a fork copies locks another thread may hold).
-    The verdicts are the same as gating each one when first needed."""
-    import threading
+def _screen_all(texts: list[str]) -> list[Screened]:
+    from tactful.core.memory.recording import screen
 
-    cores = os.cpu_count() or 1
-    if len(pending) < PARALLEL_FROM or cores < 2 or threading.active_count() > 1:
-        return  # each is gated when first needed, as before
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    return [screen(text) for text in texts]
 
-    chunks = [pending[n:n + _CHUNK_EVENTS] for n in range(0, len(pending), _CHUNK_EVENTS)]
-    try:
-        with ProcessPoolExecutor(max_workers=min(cores, 8),
-                                 mp_context=multiprocessing.get_context("fork")) as pool:
-            for chunk, verdicts in zip(chunks, pool.map(
-                    _gated_all, [[_raw(p.event) for p in chunk] for chunk in chunks]),
-                    strict=True):
-                for item, verdict in zip(chunk, verdicts, strict=True):
-                    item.take(verdict)
-    except (OSError, RuntimeError):
-        pass  # no helper processes to be had: what was not gated is gated when needed
+
+class _Chunk:
+    __slots__ = ("future", "number", "texts")
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+        self.texts: list[str] = []
+        self.future: Future[list[Screened]] | None = None
+
+
+class _Screens:
+    """The gate's screening of every distinct text of one sync (`recording.screen`), each
+    worked out once: in this process when first needed, or ahead, in helper processes, for
+    the texts `want` names once there are PARALLEL_FROM of them. The verdicts are the same
+    either way; a helper that fails only means its texts are screened here."""
+
+    def __init__(self) -> None:
+        self.done: dict[str, Screened] = {}
+        self.ahead: dict[str, _Chunk] = {}
+        self.chunks: list[_Chunk] = [_Chunk(0)]
+        self.pool: ProcessPoolExecutor | None = None
+        self.unsent = 0  # texts wanted ahead and not sent to a helper yet
+        self.next_send = 0  # the first chunk not sent yet
+        self.refused = False  # no helper processes to be had (or not safe to fork)
+
+    @property
+    def parallel(self) -> bool:
+        return self.pool is not None
+
+    def want(self, text: str | None) -> None:
+        """This text will be needed: screen it ahead when there are enough of them."""
+        if not text or self.refused or text in self.done or text in self.ahead:
+            return
+        chunk = self.chunks[-1]
+        chunk.texts.append(text)
+        self.ahead[text] = chunk
+        self.unsent += 1
+        if len(chunk.texts) >= _CHUNK_TEXTS:
+            self.chunks.append(_Chunk(len(self.chunks)))
+            self._send(everything=False)
+
+    def finish_wanting(self) -> None:
+        """Every text needed ahead is named: send what is left, the last chunk too."""
+        self._send(everything=True)
+
+    def _send(self, *, everything: bool) -> None:
+        if self.pool is None:
+            if self.refused or self.unsent < PARALLEL_FROM:
+                return  # too few to be worth the helpers: each is screened when needed
+            self._start()
+            if self.pool is None:
+                return
+        while self.next_send < len(self.chunks):
+            chunk = self.chunks[self.next_send]
+            if not everything and len(chunk.texts) < _CHUNK_TEXTS:
+                return  # still filling
+            if chunk.texts:
+                try:
+                    chunk.future = self.pool.submit(_screen_all, chunk.texts)
+                except (OSError, RuntimeError):
+                    return  # a broken pool: what was not sent is screened here
+                self.unsent -= len(chunk.texts)
+            self.next_send += 1
+
+    def _start(self) -> None:
+        import threading
+
+        cores = os.cpu_count() or 1
+        # A fork copies locks another thread may hold: only a process with one thread forks.
+        if cores < 2 or threading.active_count() > 1:
+            self.refused = True
+            return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        try:
+            self.pool = ProcessPoolExecutor(max_workers=min(cores, 8),
+                                            mp_context=multiprocessing.get_context("fork"))
+        except (OSError, RuntimeError):
+            self.refused = True  # each text is screened here when first needed
+
+    def ready_after(self, texts: Iterable[str | None]) -> int:
+        """The last chunk these texts wait for (-1: none), so people whose texts are screened
+        first are carried first."""
+        return max((chunk.number for text in texts if text
+                    if (chunk := self.ahead.get(text)) is not None), default=-1)
+
+    def get(self, text: str) -> Screened:
+        found = self.done.get(text)
+        if found is not None:
+            return found
+        chunk = self.ahead.pop(text, None)
+        if chunk is not None and chunk.future is not None:
+            try:
+                verdicts = chunk.future.result()
+            except Exception:  # noqa: BLE001 - a helper died: screened here below, the same
+                chunk.future = None
+            else:
+                self.done.update(zip(chunk.texts, verdicts, strict=True))
+                return self.done[text]
+        from tactful.core.memory.recording import screen
+
+        found = self.done[text] = screen(text)
+        return found
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
 
 
 def inbound_kind(event: Event) -> str:
@@ -531,8 +610,8 @@ class _Read:
     checked_ns: int = field(default_factory=time.time_ns)
 
 
-def _read_log(log: Path, mark: Any, report: Report, stones: _Stones,
-              progress: Progress | None, tz: tzinfo) -> _Read | None:
+def _read_log(home: Home, log: Path, mark: Any, report: Report, stones: _Stones,
+              screens: _Screens, progress: Progress | None, tz: tzinfo) -> _Read | None:
     try:
         stat = log.stat()
     except FileNotFoundError:
@@ -554,6 +633,7 @@ def _read_log(log: Path, mark: Any, report: Report, stones: _Stones,
         if progress is not None:
             reader.progress = lambda done: progress("reading", done, max(size, done))
         found = _Read(stat, reader, digest, checked_ns=checked)
+        fresh: dict[tuple[str, str], bool] = {}
         for item in reader:
             if isinstance(item, BadLine):
                 report.bad.append(item)
@@ -562,14 +642,27 @@ def _read_log(log: Path, mark: Any, report: Report, stones: _Stones,
             if item.dry_run:
                 report.dry_runs += 1  # a dry run sent nothing: no one was talked to
             elif item.mine:
-                found.posts.append(_unname(item, stones.stones))
+                post = _unname(item, stones.stones)
+                found.posts.append(post)
+                screens.want(post.text)
             elif item.handle is not None:
                 if tombstones.forgotten(stones.stones, item.platform, item.handle,
                                         item.person_id):
                     report.forgotten += 1
-                else:
-                    found.buckets.setdefault((item.platform, item.handle),
-                                             []).append(_Pending(_unname(item, stones.stones)))
+                    continue
+                key = (item.platform, item.handle)
+                pending = found.buckets.get(key)
+                if pending is None:
+                    pending = found.buckets[key] = []
+                    fresh[key] = not home.person_path(*key).exists()
+                event = _unname(item, stones.stones)
+                pending.append(_Pending(event, screens))
+                if fresh[key]:
+                    # Someone not on file yet needs every text gated (nothing to match it
+                    # to): screened ahead, while the rest of the log is read. Others only
+                    # need the texts of events not already there, found one by one.
+                    screens.want(event.text)
+                    screens.want(event.they)
     except OSError as exc:
         raise MemoryUnavailable(f"cannot read the engagement log {log}: "
                                 f"{exc.strerror or exc}; fix its permissions") from exc
@@ -597,11 +690,16 @@ def _sync_locked(home: Home, people: People, log: Path, report: Report,
         report.resumed = True  # read to its end last time, and not written since
         return
     stones = _Stones(home)
-    found = _read_log(log, mark, report, stones, progress, tz)
-    if found is None:
-        return
-    with people.batch():  # durable once at the end, before the checkpoint says "done"
-        _carry_all(home, people, found, report, progress, stones, tz)
+    screens = _Screens()
+    try:
+        found = _read_log(home, log, mark, report, stones, screens, progress, tz)
+        if found is None:
+            return
+        screens.finish_wanting()
+        with people.batch():  # durable once at the end, before the checkpoint says "done"
+            _carry_all(home, people, found, report, progress, stones, screens, tz)
+    finally:
+        screens.close()
     if report.failed:
         return  # the next run re-reads from the last checkpoint and matches again
     try:
@@ -611,13 +709,15 @@ def _sync_locked(home: Home, people: People, log: Path, report: Report,
 
 
 def _carry_all(home: Home, people: People, found: _Read, report: Report,
-               progress: Progress | None, stones: _Stones, tz: tzinfo) -> None:
+               progress: Progress | None, stones: _Stones, screens: _Screens,
+               tz: tzinfo) -> None:
     buckets, posts = found.buckets, found.posts
-    # Everyone not on file yet needs every event gated (nothing to match it to); others only
-    # the events not already there, found one by one.
-    _pregate([item for (platform, handle), pending in buckets.items()
-              if not home.person_path(platform, handle).exists() for item in pending])
-    for number, ((platform, handle), pending) in enumerate(sorted(buckets.items()), 1):
+    order = sorted(buckets.items())
+    if screens.parallel:
+        # While the helpers screen, carry first the people whose texts are screened first.
+        order.sort(key=lambda bucket: screens.ready_after(
+            text for item in bucket[1] for text in (item.event.text, item.event.they)))
+    for number, ((platform, handle), pending) in enumerate(order, 1):
         try:
             tally, wrote = _carry(people, platform, handle, pending, stones)
         except Unwritable:
@@ -639,7 +739,7 @@ def _carry_all(home: Home, people: People, found: _Read, report: Report,
             progress("journal", 0, len(posts))
         entries = [journal.gated(at=ev.at, kind="post", text=ev.text, link=ev.url,
                                  platform=ev.platform, thread=ev.thread, redacted=ev.redacted,
-                                 withheld=ev.withheld) for ev in posts]
+                                 withheld=ev.withheld, screen=screens.get) for ev in posts]
         try:
             done = journal.record(home, tz, entries, match_text=True)
         except Unwritable:
