@@ -26,13 +26,13 @@ from tactful.core.memory.clock import now, zone
 from tactful.core.memory.handles import normalize_handle, normalize_platform
 from tactful.core.memory.home import Home, resolve_home
 from tactful.core.memory.settings import MemorySettings
-from tactful.core.memory.store import People
 
 if TYPE_CHECKING:
     import threading
     from datetime import datetime
 
     from tactful.core.config.values import Config
+    from tactful.core.memory.store import People
     from tactful.core.plugins import Host
     from tactful.core.schedule.events import EventLog
     from tactful.core.send.gate import Gate
@@ -96,7 +96,9 @@ class App:
     def people(self) -> People:
         # No index update per write: the index is caught up by its readers (the desk right
         # after the write, search), so writers to different people share no index lock
-        # (docs/search-and-desk.md).
+        # (docs/search-and-desk.md). Imported here: `search` builds an App and never writes.
+        from tactful.core.memory.store import People
+
         return People(self.home, self.settings)
 
     @cached_property

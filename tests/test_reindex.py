@@ -139,7 +139,10 @@ def documents_as_first_written(person: Person) -> list[tuple[object, ...]]:
         docs.append(("compact", epoch(older.at), any(i.resolved_at is None for i in older.open),
                      body, "", who))
     for pin in person.pins:
-        at = epoch(datetime.fromisoformat(pin.on)) if len(pin.on) == 10 else None
+        try:
+            at = epoch(datetime.fromisoformat(pin.on)) if len(pin.on) == 10 else None
+        except ValueError:
+            at = None  # a day no clock holds (0001-01-01): the pin is kept, without a time
         docs.append(("pin", at, False, pin.text, "", who))
     return docs
 
@@ -153,3 +156,18 @@ def test_what_is_searchable_of_a_person_read_from_their_file_is_what_it_always_w
     assert [tuple(type(v).__name__ for v in doc) for doc in made] == [
         tuple(type(v).__name__ for v in doc) for doc in documents_as_first_written(read)]
     assert made == documents_as_first_written(read)
+
+
+def test_a_pin_dated_on_a_day_no_clock_holds_is_still_found(tmp_path: Path) -> None:
+    write_people(tmp_path, 1)
+    path = tmp_path / "people" / "x" / "user0000.md"
+    person = personfile.read(path, TZ, "x", "user0000")
+    person.pins.append(Pin(text="zanzibarish running joke", by="them", on="0001-01-01"))
+    path.write_text(personfile.dumps(person, TZ))
+    index.rebuild(Home(tmp_path), MemorySettings(tz=TZ), ids=True)
+    db = sqlite3.connect(tmp_path / index.FILE)
+    try:
+        found = db.execute("SELECT body FROM docs_fts WHERE docs_fts MATCH 'zanzibarish'")
+        assert found.fetchall() == [("zanzibarish running joke",)]
+    finally:
+        db.close()

@@ -15,7 +15,7 @@ from tactful.core.errors import MemoryUnavailable
 from tactful.core.memory import identity
 from tactful.core.memory.handles import canonical_ref, normalize_id, numeric_ids
 from tactful.core.memory.person import Person
-from tactful.core.memory.store import People
+from tactful.core.memory.store import People, file_id
 
 KNOWN, STRANGER, DNE, UNREADABLE = "known", "stranger", "do-not-engage", "unreadable"
 EXIT_CODES = {KNOWN: 0, STRANGER: 0, DNE: 3, UNREADABLE: 4}
@@ -163,7 +163,8 @@ def _flagged_identity(people: People, platform: str, handle: str | None,
 
 
 def _ids(platform: str, handle: str | None, person: Person | None) -> set[str]:
-    ids = {person.id} if person is not None and person.id is not None else set()
+    found = file_id(person) if person is not None else None
+    ids = {found} if found is not None else set()
     if handle is not None and handle.isdigit() and numeric_ids(platform):
         ids.add(handle)  # a Telegram user without a username is named by their id
     return ids

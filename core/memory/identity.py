@@ -268,7 +268,7 @@ def _header(path: Path) -> dict[str, Any] | None:
     """The header as the person file's own reader sees it (same YAML, same rules); {} for what
     is no person file (a FIFO, a device: opened without blocking); None for a file that should
     be one but cannot be read, so the map cannot say which id it holds."""
-    from tactful.core.memory.personfile import header_fields
+    from tactful.core.memory.personfile import header_fields, header_lines
 
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -277,17 +277,12 @@ def _header(path: Path) -> dict[str, Any] | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return {}
-        with os.fdopen(fd, encoding="utf-8") as handle:
+        with os.fdopen(fd, "rb") as handle:
             fd = -1
-            if handle.readline().rstrip("\r\n") != "---":
-                return None
-            lines = []
-            for line in handle:
-                line = line.rstrip("\r\n")
-                if line == "---":
-                    break
-                lines.append(line)
-        return header_fields(lines)
+            # Split as the reader splits (a text-mode read would end a line at a lone "\r"
+            # and could stop at a `---` the reader never sees).
+            lines = header_lines(handle.read().decode("utf-8"))
+        return header_fields(lines) if lines is not None else None
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     finally:

@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 from operator import itemgetter
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
 
 from tactful.core.errors import MemoryUnavailable, PersonFileCorrupt
-from tactful.core.memory import changes, identity, personfile
+from tactful.core.memory import changes
 from tactful.core.memory.atomic import (
     NotRegularFile,
     file_kind,
@@ -36,8 +37,10 @@ from tactful.core.memory.atomic import (
     read_regular_stat,
 )
 from tactful.core.memory.home import Home, unwritable
-from tactful.core.memory.person import Person
 from tactful.core.memory.settings import MemorySettings
+
+if TYPE_CHECKING:
+    from tactful.core.memory.person import Person
 
 FILE = "index.sqlite"
 SCHEMA_VERSION = "5"
@@ -121,9 +124,19 @@ def docs_of(person: Person) -> list[Doc]:
         important = any(i.resolved_at is None for i in older.open)
         docs.append(("compact", _epoch(older.at), important, body, "", who))
     for pin in person.pins:
-        at = _epoch(datetime.fromisoformat(pin.on)) if len(pin.on) == 10 else None
-        docs.append(("pin", at, False, pin.text, "", who))
+        docs.append(("pin", _pin_epoch(pin.on), False, pin.text, "", who))
     return docs
+
+
+def _pin_epoch(on: str) -> int | None:
+    """A pin's day as a time, or None: a day written by hand may be one no clock holds
+    (0001-01-01), and that must not keep the pin, or the whole index, from being made."""
+    if len(on) != 10:
+        return None
+    try:
+        return int(datetime.fromisoformat(on).timestamp())
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 def _summary(person: Person) -> tuple[object, ...]:
@@ -406,6 +419,8 @@ def _ids_from(home: Home, platform: str, mtime: int,
     """The platform's id map from the headers just parsed, when no file was made, removed or
     renamed in its folder since they were listed (its mtime, settled, did not move; tactful's
     own writes are renames, under the map's lock); otherwise read again under that lock."""
+    from tactful.core.memory import identity  # see _read
+
     with identity.held(home, platform):
         try:
             now = home.people(platform).stat().st_mtime_ns
@@ -430,6 +445,10 @@ def _remember(db: sqlite3.Connection, folders: dict[str, int], token: str, offse
 
 def _read(path: str, tz: tzinfo, platform: str, handle: str,
           look: _Look) -> tuple[Person | None, os.stat_result | None, str]:
+    # Imported when a file is read: a search on a fresh index reads none, and should not pay
+    # for the person-file reader and PyYAML at start (`tactful search` is a fast path).
+    from tactful.core.memory import personfile
+
     try:
         data, found = read_regular_stat(path)
         person = personfile.loads(data.decode("utf-8"), tz, path=path, platform=platform,
@@ -483,7 +502,7 @@ def open_fresh(home: Home, settings: MemorySettings, progress: Progress | None =
 
 
 # One change to apply: the person as read (None: only the stat moved, or the file is gone).
-_Change = tuple[str, str, Person | None, os.stat_result | None, str]
+_Change: TypeAlias = "tuple[str, str, Person | None, os.stat_result | None, str]"
 
 
 def _catch_up(db: sqlite3.Connection, home: Home, settings: MemorySettings, *,

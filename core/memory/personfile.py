@@ -205,8 +205,33 @@ def fast_header(lines: list[str]) -> dict[str, Any] | None:
     return header or None
 
 
+def split_lines(content: str) -> list[str]:
+    """A file's lines as the reader sees them: split on "\n" only (a lone "\r" ends no line
+    here, whatever a text-mode reader thinks), one "\r" before each "\n" dropped."""
+    lines = content.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if "\r" in content:
+        lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+    return lines
+
+
+def header_lines(content: str) -> list[str] | None:
+    """The lines between the opening and the closing `---`, split as the reader splits them;
+    None when the file has no closed header. Whoever else reads a header (the id map) must
+    see exactly the lines the reader sees, or a file could say one thing to each."""
+    lines = split_lines(content)
+    if not lines or lines[0] != "---":
+        return None
+    try:
+        return lines[1:lines.index("---", 1)]
+    except ValueError:
+        return None
+
+
 def header_fields(lines: list[str]) -> dict[str, Any]:
-    """The header's YAML as this module reads it (duplicates refused); ValueError if bad."""
+    """The header's YAML as this module reads it (duplicates and near-miss keys refused);
+    ValueError if bad."""
     fast = fast_header(lines)
     if fast is not None:
         return fast
@@ -216,7 +241,36 @@ def header_fields(lines: list[str]) -> dict[str, Any]:
         raise ValueError("header is not valid YAML") from exc
     if not isinstance(header, dict):
         raise ValueError("header is not a mapping")
+    if near_miss(header) is not None:
+        raise ValueError("header has a key that looks like one tactful reads but is not it")
     return header
+
+
+# Letters of other scripts that look like the Latin ones of the keys tactful reads.
+_LOOK_ALIKES = str.maketrans({
+    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i",
+    "ј": "j", "ԁ": "d", "һ": "h", "ѕ": "s", "к": "k", "м": "m", "т": "t", "н": "h",
+    "α": "a", "ε": "e", "ο": "o", "ρ": "p", "ι": "i", "κ": "k", "ν": "v", "τ": "t",
+    "-": "_", " ": "_",
+})
+
+
+def near_miss(header: dict[Any, Any]) -> tuple[str, str] | None:
+    """(key as written, the key it looks like) for an unknown key that a person would read as
+    one tactful reads (`DO_NOT_ENGAGE`, `do-not-engage`, a look-alike letter, a zero-width
+    character): kept as an unknown key, `do_not_engage` written so by hand would silently
+    not count. Such a file is refused instead, with the key to fix."""
+    import unicodedata
+
+    for key in header:
+        if not isinstance(key, str) or key in _HEADER_KEYS:
+            continue
+        folded = "".join(ch for ch in unicodedata.normalize("NFKC", key)
+                         if unicodedata.category(ch) != "Cf")
+        folded = folded.strip().casefold().translate(_LOOK_ALIKES)
+        if folded in _HEADER_KEYS:
+            return key, folded
+    return None
 
 
 class _Reader:
@@ -284,11 +338,7 @@ class _Reader:
         return value
 
     def parse(self, content: str, platform: str | None, handle: str | None) -> Person:
-        lines = content.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        if "\r" in content:
-            lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        lines = split_lines(content)
         if not lines or lines[0] != "---":
             raise self.fail(1, "the file must start with a '---' line opening the YAML header")
         try:
@@ -347,6 +397,11 @@ class _Reader:
             person.aka.append(Aka(ref=one_line(raw["ref"]), reason=one_line(raw["reason"]),
                                   at=self.time(raw.get("at"), line, "at"),
                                   proof=_opt_str(raw.get("proof"))))
+        missed = near_miss(header)
+        if missed is not None:
+            raise self.fail(self.key_line(missed[0]),
+                            f"{missed[0]!r} looks like {missed[1]} but is not it, so tactful "
+                            f"would not read it; write it as {missed[1]}")
         person.extra = {k: v for k, v in header.items() if k not in _HEADER_KEYS}
         return person
 

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from tactful.core.errors import MemoryUnavailable
+from tactful.core.errors import BadInput, MemoryUnavailable
 from tactful.core.memory import identity, personfile
 from tactful.core.memory.atomic import Staged, fsync_folder, locked
+from tactful.core.memory.handles import normalize_id
 from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.person import Person
 from tactful.core.memory.settings import MemorySettings
@@ -174,9 +175,22 @@ class People:
                 # cannot be read as them.
                 raise MemoryUnavailable(f"{self.home.people(platform) / misnamed} carries id "
                                         f"{person_id} but is not named {handle}.md; rename it")
-            if other is not None and other.id == person_id:
+            if other is not None and file_id(other) == normalize_id(person_id):
                 found.append(other)
         return found
+
+
+def file_id(person: Person) -> str | None:
+    """The person's id as the id map keys it (one spelling: `'0042'` is 42). An id in a file
+    that is no id at all cannot be told apart from another's: a refusal, never "someone else"."""
+    if person.id is None:
+        return None
+    try:
+        return normalize_id(person.id)
+    except BadInput:
+        raise MemoryUnavailable(f"{person.platform}/{person.handle}.md holds id "
+                                f"{person.id!r}, which is no platform id; fix the id line of "
+                                "the file") from None
 
 
 def staging(home: Home, platform: str) -> Path:
