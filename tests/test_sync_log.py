@@ -576,6 +576,40 @@ def test_a_log_read_again_from_the_top_adds_nothing_after_compaction_cut_their_w
     assert people_files(tmp_path) == before
 
 
+def test_a_resync_from_the_top_rewrites_no_file_once_repeated_texts_are_compacted(  # type: ignore[no-untyped-def]
+        tmp_path: Path) -> None:
+    from tactful.core.memory import synclog
+    from tactful.core.memory.settings import MemorySettings
+    from tactful.core.memory.store import People
+
+    # A busy person to whom I say the same things again, who says the same things again,
+    # and log lines that lost their URL: each repeat matched an entry while it was whole,
+    # and must still match it once compaction has cut its text to a summary.
+    def busy(n: int) -> dict[str, Any]:
+        more: dict[str, Any] = {"text": ["thanks!", "great point", f"on step {n}"][n % 3]}
+        if n % 4 == 0:
+            more["they"] = ["what about evals?", "great point"][n % 8 // 4]
+        return event("busy", n, url=n % 5 != 0, **more)
+
+    early = [busy(n) for n in range(40)]
+    late = [busy(n) for n in range(40, 80)]
+    copies = [{**e, "url": None} for e in early[::3] + late[::3]]
+    log = write_log(tmp_path, early)
+    home = Home(tmp_path)
+    people = People(home, MemorySettings(tz=TZ, compact_after=12, keep_full=4))
+    assert synclog.sync(home, people, log).people.added > 0
+    log.write_text(log.read_text() + "".join(json.dumps(e) + "\n" for e in late + copies))
+    assert synclog.sync(home, people, log).people.added > 0
+    assert len(person(tmp_path, "busy").compacted) > 40
+    for _ in range(2):
+        before = people_files(tmp_path)
+        (tmp_path / synclog.STATE).unlink()  # what `forget` rewriting the log does
+        again = synclog.sync(home, people, log)
+        assert not again.resumed and again.people_written == 0
+        assert (again.people.added, again.people.merged) == (0, 0)
+        assert people_files(tmp_path) == before
+
+
 def test_an_unchanged_log_is_not_read_again_but_an_edit_with_its_old_mtime_is(  # type: ignore[no-untyped-def]
         cli, home: Path) -> None:
     import time
