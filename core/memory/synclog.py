@@ -25,6 +25,7 @@ It is written after the person files and the journal, so a crash in between cost
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -49,7 +50,7 @@ from tactful.core.memory.compaction import SUMMARY_PART
 from tactful.core.memory.engagement import CHUNK, BadLine, Event, LogReader
 from tactful.core.memory.home import Home, Unwritable, unwritable
 from tactful.core.memory.person import CompactEntry, Entry, Person
-from tactful.core.memory.store import People
+from tactful.core.memory.store import People, Written
 from tactful.core.memory.text import cut, one_line
 
 if TYPE_CHECKING:
@@ -723,21 +724,34 @@ def _sync_locked(home: Home, people: People, log: Path, report: Report,
         return
     stones = _Stones(home)
     screens = _Screens()
+    written: dict[tuple[str, str], Written] = {}
     try:
         found = _read_log(home, log, mark, report, stones, screens, progress, tz)
         if found is None:
             return
         screens.finish_wanting()
-        with people.batch():  # durable once at the end, before the checkpoint says "done"
+        with people.batch() as written:  # durable once at the end, before the checkpoint
             _carry_all(home, people, found, report, progress, stones, screens, tz)
     finally:
         screens.close()
+    if written:
+        _index_written(home, people, written)
     if report.failed:
         return  # the next run re-reads from the last checkpoint and matches again
     try:
         _save_state(home, state, key, found)
     except OSError as exc:
         report.checkpoint_error = f"{home.root / STATE}: {exc.strerror or exc}"
+
+
+def _index_written(home: Home, people: People, written: dict[tuple[str, str], Written]) -> None:
+    """Hand the people just written to the index, so the desk that follows finds it up to date
+    instead of parsing every file it names again (docs/log.md, "Speed"). The index is derived:
+    if this fails, the next reader catches it up from the files, as it always can."""
+    from tactful.core.memory import index
+
+    with contextlib.suppress(Exception):  # nothing about the index may fail a sync
+        index.take_written(home, people.settings, written)
 
 
 def _carry_all(home: Home, people: People, found: _Read, report: Report,
