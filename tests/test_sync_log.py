@@ -810,3 +810,58 @@ def test_the_index_after_a_sync_is_the_index_a_reindex_makes(cli, home: Path) ->
     after_sync = index_content(home)
     assert cli("reindex").code == 0
     assert index_content(home) == after_sync
+
+
+def test_the_index_takes_a_written_person_as_reading_their_file_would(tmp_path: Path) -> None:
+    from tactful.core.memory import index
+    from tactful.core.memory.person import Aka, Entry, Flag, OpenItem, Pin
+    from tactful.core.memory.settings import MemorySettings
+    from tactful.core.memory.store import People
+
+    # What the writer one-lines (a name, my text, a topic with a comma, a time with a
+    # fraction of a second) reads back otherwise than it is in memory: such a person is
+    # parsed from the file; the others are taken as they are. Either way, the same index.
+    at = datetime(2026, 10, 1, 9, tzinfo=TZ)
+    def tricky(person: Person) -> None:
+        person.id, person.display_name, person.do_not_engage = "0042", "Dana  D.\n", True
+        person.aka.append(Aka(ref="bluesky/dana", reason="same talk", at=at))
+        person.flags.append(Flag(name="prompt-injection", at=at, reason="an attempt"))
+        person.entries.append(Entry(at=at.replace(microsecond=5), kind="reply",
+                                    direction="outbound", me="two\nlines  here",
+                                    topics=["evals, again"], open=[OpenItem("send it")]))
+        person.pins.append(Pin(text="likes trains", by="them", on="2026-10-01"))
+
+    def plain(person: Person) -> None:
+        person.do_not_engage = True
+        person.aka.append(Aka(ref="x/dana", reason="same talk", at=at))
+        person.entries.append(Entry(at=at, kind="dm", direction="inbound", they="hi, there",
+                                    open=[OpenItem("answer", resolved_at=at)]))
+        person.pins.append(Pin(text="a, b — they said, 2020-01-01", by="me", on="2026-10-02"))
+
+    home = Home(tmp_path)
+    people = People(home, MemorySettings(tz=TZ))
+    with people.batch() as written:
+        people.change("x", "dana", tricky)
+        people.change("bluesky", "dana", plain)
+    assert set(written) == {("x", "dana"), ("bluesky", "dana")}
+    index.take_written(home, people.settings, written)
+    taken = index_content(tmp_path)
+    assert [row[5] for row in taken["people"]] == [1, 1]  # both do-not-engage
+    index.rebuild(home, people.settings)
+    assert index_content(tmp_path) == taken
+
+
+def test_a_header_read_without_its_tone_says_all_else_as_the_whole_header() -> None:
+    from tactful.core.memory.index import _without_tone
+
+    header = ("---\nplatform: x\nhandle: dana\nid: '0042'\ntone_notes: warm, technical, replies"
+              " back\ndo_not_engage: true\nflags: []\naka:\n- ref: bluesky/dana\n  reason: same"
+              "\n  at: '2026-10-01T09:00:00-04:00'\n---\n")
+    whole = personfile.loads(header, TZ)
+    without = personfile.loads(_without_tone(header), TZ)
+    assert whole.tone_notes == "warm, technical, replies back" and without.tone_notes == ""
+    without.tone_notes = whole.tone_notes
+    assert without == whole and without.do_not_engage
+    # A tone over two lines is left alone (emptying one line would leave the other).
+    folded = header.replace("replies back\n", "replies\n  back\n")
+    assert _without_tone(folded) == folded

@@ -41,7 +41,7 @@ from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.settings import MemorySettings
 
 if TYPE_CHECKING:
-    from tactful.core.memory.person import CompactEntry, Entry, OpenItem, Person
+    from tactful.core.memory.person import OpenItem, Person
     from tactful.core.memory.store import Written
 
 # What the writers of a batch wrote, by (platform, handle): see `take_written`.
@@ -511,25 +511,45 @@ def _as_written(written: Written, data: bytes, tz: tzinfo, path: str, platform: 
     if data != text.encode("utf-8") or not text.startswith("---\n"):
         return None
     close = text.find("\n---\n", 3)
-    if close < 0 or not _reads_back(written.person, tz):
+    if close < 0 or not _reads_back(written.person):
         return None
     try:
-        person = personfile.loads(text[:close + 5], tz, path=path, platform=platform,
-                                  handle=handle)
+        person = personfile.loads(_without_tone(text[:close + 5]), tz, path=path,
+                                  platform=platform, handle=handle)
     except PersonFileCorrupt:
         return None  # the whole file read says what is wrong with it, and where
     if person.entries or person.compacted or person.pins:
         return None  # cannot be, the header ended there: read it all
+    person.tone_notes = written.person.tone_notes  # not indexed
     person.pins = written.person.pins
     person.compacted = written.person.compacted
     person.entries = written.person.entries
     return person
 
 
+_TONE = "\ntone_notes: "
+
+
+def _without_tone(header: str) -> str:
+    """The header with its tone line emptied, when it is one line: the tone is not indexed,
+    and its usual words ("warm, technical") send the whole header to the YAML loader, several
+    times the cost of the reader's own path (personfile.fast_header) for the keys that are.
+    What `dumps` writes there is a string YAML reads back as one, so the reader takes every
+    header with it exactly as without it; a tone over more lines (or two tone lines) is left
+    as it is, and read by every rule."""
+    start = header.find(_TONE)
+    if start < 0 or header.find(_TONE, start + 1) >= 0:
+        return header
+    end = header.find("\n", start + 1)
+    if end < 0 or header[end + 1:end + 2] in (" ", "\t", "-", ""):
+        return header  # a value that goes on over the next line
+    return f"{header[:start]}{_TONE}''{header[end:]}"
+
+
 _PIN_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
-def _reads_back(person: Person, tz: tzinfo) -> bool:
+def _reads_back(person: Person) -> bool:
     """Whether the body of this person, written by personfile.dumps, reads back as it is in
     memory, in every value the index takes (and with nothing the reader would refuse): texts
     already on one clean line (the writer one-lines them, the reader gives that back), kinds
@@ -538,26 +558,30 @@ def _reads_back(person: Person, tz: tzinfo) -> bool:
     from tactful.core.memory.text import one_line
 
     def line(value: str | None) -> bool:
-        return value is None or value == one_line(value)
+        # one_line's own quick answer, without the call, for the common case
+        return value is None or (value.isprintable() and "  " not in value
+                                 and value.strip() == value) or value == one_line(value)
 
     def moment(at: datetime | None) -> bool:
+        # Years well inside those the reader takes in every zone (offsets are under a day).
         return at is not None and at.tzinfo is not None and at.microsecond == 0 \
-            and 1970 < at.astimezone(tz).year < 2200
+            and 1971 < at.year < 2199
 
     def opens(items: list[OpenItem]) -> bool:
         return all(line(i.text) and (i.resolved_at is None or moment(i.resolved_at))
                    for i in items)
 
-    def head(item: Entry | CompactEntry) -> bool:
-        return item.kind in ENTRY_KINDS and item.direction in DIRECTIONS and moment(item.at)
-
     for entry in person.entries:
-        if not (head(entry) and line(entry.they) and line(entry.me) and line(entry.withheld)
-                and opens(entry.open)
-                and all(t and line(t) and "," not in t for t in entry.topics)):
+        if not (entry.kind in ENTRY_KINDS and entry.direction in DIRECTIONS and moment(entry.at)
+                and line(entry.they) and line(entry.me) and line(entry.withheld)):
+            return False
+        if entry.open and not opens(entry.open):
+            return False
+        if entry.topics and not all(t and line(t) and "," not in t for t in entry.topics):
             return False
     for older in person.compacted:
-        if not (head(older) and line(older.summary) and opens(older.open)):
+        if not (older.kind in ENTRY_KINDS and older.direction in DIRECTIONS and moment(older.at)
+                and line(older.summary) and opens(older.open)):
             return False
     return all(line(pin.text) and _PIN_DAY.fullmatch(pin.on) for pin in person.pins)
 
