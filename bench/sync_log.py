@@ -12,7 +12,12 @@ few dry runs, some events with no URL), then times, side by side in one run, as 
 Each run shows wall seconds and CPU seconds (the command and the helper processes it waited
 for): on a shared machine the wall clock follows the load, the CPU seconds much less.
 
+With `--against DIR` (another checkout of tactful, e.g. `git worktree add /tmp/before main`),
+it times instead runs 1 and 3 of this code and of that one, paired, in alternating order for
+`--rounds` rounds over the same log, and prints the medians and their ratios, with the load.
+
 Run: .venv/bin/python bench/sync_log.py [--events 100000] [--people 10000] [--keep]
+     .venv/bin/python bench/sync_log.py --against /tmp/before [--rounds 3]
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import random
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -88,11 +94,17 @@ class Generator:
         return [self.event(start + step * n) for n in range(count)]
 
 
-def run(home: Path) -> tuple[float, float, str]:
+def run(home: Path, code: Path | None = None) -> tuple[float, float, str]:
     """Wall seconds, CPU seconds (the command and any helper process it waited for: on a
-    shared, loaded machine the steadier figure), and what it printed."""
+    shared, loaded machine the steadier figure), and what it printed. `code`: a folder whose
+    `tactful` is imported instead of this checkout's."""
     env = {**os.environ, "TACTFUL_HOME": str(home)}
     env.pop("TACTFUL_CONFIG", None)
+    # Users run with compiled modules cached: a command that recompiled every module at each
+    # start would be timing the compiler.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if code is not None:
+        env["PYTHONPATH"] = str(code)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "tactful.core.cli", "sync-log"], env=env,
@@ -120,12 +132,59 @@ def counts(summary: str) -> str:
             f"{found['files']} files written")
 
 
+def importable(checkout: Path, scratch: Path) -> Path:
+    """A folder from which `import tactful` gives that checkout's code (the layout the package
+    installs: `entry` is the package, the other folders its subpackages)."""
+    package = scratch / "tactful"
+    package.mkdir(parents=True)
+    for name in ("__init__.py", "__main__.py"):
+        shutil.copy(checkout / "entry" / name, package / name)
+    for name in ("core", "adapters", "routines", "testing"):
+        (package / name).symlink_to(checkout / name)
+    return scratch
+
+
+def paired(log: Path, appended: str, before: Path, rounds: int, root: Path) -> None:
+    """Runs 1 and 3, this code against the checkout `before`, in alternating order."""
+    variants: dict[str, Path | None] = {"before": importable(before, root / "before-code"),
+                                        "this": None}
+    figures: dict[str, list[tuple[float, float, float, float]]] = {k: [] for k in variants}
+    loads = [os.getloadavg()[0]]
+    for number in range(rounds):
+        for name in list(variants) if number % 2 == 0 else list(variants)[::-1]:
+            home = root / f"home-{name}"
+            shutil.rmtree(home, ignore_errors=True)
+            home.mkdir()
+            shutil.copy(log, home / "engagement.jsonl")
+            first, first_cpu, _ = run(home, variants[name])
+            with (home / "engagement.jsonl").open("a", encoding="utf-8") as f:
+                f.write(appended)
+            third, third_cpu, _ = run(home, variants[name])
+            figures[name].append((first, first_cpu, third, third_cpu))
+            loads.append(os.getloadavg()[0])
+            print(f"round {number + 1} {name:>6}: first {first:6.2f} s wall {first_cpu:6.2f} s CPU;"
+                  f" appended {third:5.2f} s wall {third_cpu:5.2f} s CPU; load {loads[-1]:.1f}",
+                  flush=True)
+    medians = {name: [statistics.median(row[i] for row in rows) for i in range(4)]
+               for name, rows in figures.items()}
+    print(f"load average {min(loads):.1f} to {max(loads):.1f}; medians of {rounds} rounds")
+    print(f"{'':<8}{'first wall':>11}{'CPU':>8}{'appended wall':>15}{'CPU':>8}")
+    for name, (a, b, c, d) in medians.items():
+        print(f"{name:<8}{a:11.2f}{b:8.2f}{c:15.2f}{d:8.2f}")
+    ratios = [this / was for this, was in zip(medians["this"], medians["before"], strict=True)]
+    print(f"{'ratio':<8}" + "".join(f"{r:>{w}.2f}" for r, w in zip(ratios, (11, 8, 15, 8),
+                                                                   strict=True)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--people", type=int, default=10_000)
     parser.add_argument("--appended", type=int, default=1_000)
     parser.add_argument("--keep", action="store_true", help="keep the home and say where")
+    parser.add_argument("--against", type=Path, metavar="DIR",
+                        help="another checkout: time runs 1 and 3 of both, paired")
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
 
     root = Path(tempfile.mkdtemp(prefix="tactful-bench-sync-"))
@@ -142,6 +201,19 @@ def main() -> None:
     touched = len({(e["platform"], e["handle"]) for e in map(json.loads, log.open())})
     print(f"log: {args.events:,} events, {size / 2**20:.1f} MiB, {touched:,} distinct handles "
           f"(incl. my posts), on {os.cpu_count()} cores")
+
+    if args.against is not None:
+        # The appended events as `engagement.append` writes them, the same bytes for both.
+        scratch = Home(root / "scratch")
+        (root / "scratch").mkdir()
+        for record in gen.events(args.appended, start + span, timedelta(days=1)):
+            engagement.append(scratch, record, TZ)
+        appended = scratch.engagement_log.read_text(encoding="utf-8")
+        try:
+            paired(log, appended, args.against.resolve(), args.rounds, root)
+        finally:
+            shutil.rmtree(root)
+        return
 
     load = os.getloadavg()[0]
     first, first_cpu, first_out = run(home)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import sqlite3
 import stat
 import time
@@ -40,7 +41,11 @@ from tactful.core.memory.home import Home, unwritable
 from tactful.core.memory.settings import MemorySettings
 
 if TYPE_CHECKING:
-    from tactful.core.memory.person import Person
+    from tactful.core.memory.person import OpenItem, Person
+    from tactful.core.memory.store import Written
+
+# What the writers of a batch wrote, by (platform, handle): see `take_written`.
+Known: TypeAlias = "dict[tuple[str, str], Written]"
 
 FILE = "index.sqlite"
 SCHEMA_VERSION = "5"
@@ -336,6 +341,32 @@ def _lock(home: Home) -> Path:
     return home.root / ".locks" / "index.lock"
 
 
+def take_written(home: Home, settings: MemorySettings, written: Known) -> list[str]:
+    """Bring the index up to date after a batch of writes (sync-log), taking each person as
+    the writer holds it instead of parsing the file again: what a reader would do next
+    (`open_fresh`: catch up, or rebuild a missing index), in one transaction, and the same
+    index it would make. A file not exactly as written (changed since, by hand or by another
+    writer) is read as always. Returns the files skipped."""
+    home.require_readable()
+    target = path_of(home)
+    try:
+        with locked(_lock(home), what="the index"):
+            db = _usable(target)
+            if db is not None:
+                try:
+                    return _catch_up(db, home, settings, held=written)
+                except sqlite3.DatabaseError:
+                    pass  # corrupt or unreadable: never trusted, rebuilt below
+                finally:
+                    db.close()
+            return _rebuild(home, settings, None, held=written)
+    except OSError as exc:
+        raise unwritable(Path(exc.filename) if exc.filename else target, exc) from exc
+    except sqlite3.DatabaseError as exc:
+        raise MemoryUnavailable(f"cannot build the index {target}: {exc}; "
+                                "check the home's permissions and free space") from exc
+
+
 def rebuild(home: Home, settings: MemorySettings, progress: Progress | None = None, *,
             ids: bool = False) -> list[str]:
     """Build a new index from every person file and swap it in; returns the files skipped.
@@ -346,7 +377,7 @@ def rebuild(home: Home, settings: MemorySettings, progress: Progress | None = No
 
 
 def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None, *,
-             ids: bool = False) -> list[str]:
+             ids: bool = False, held: Known | None = None) -> list[str]:
     target = path_of(home)
     fresh = target.with_name(f".{FILE}.new-{os.getpid()}")
     # Under the lock, every half-built index is a crashed rebuild's (of any process): it holds
@@ -379,7 +410,8 @@ def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None, *,
             files = list(_folder_files(folder, look))
             parsed: dict[str, tuple[str | None, list[str]]] = {}
             for handle, path, _ in files:
-                person, found, sha = _read(path, settings.tz, folder.name, handle, look)
+                person, found, sha = _read(path, settings.tz, folder.name, handle, look,
+                                           held.get((folder.name, handle)) if held else None)
                 if person is not None and found is not None:
                     batch.add(person, found, sha)
                     parsed[f"{handle}.md"] = (person.id, [link.ref for link in person.aka])
@@ -443,16 +475,19 @@ def _remember(db: sqlite3.Connection, folders: dict[str, int], token: str, offse
         db.execute("INSERT OR REPLACE INTO meta VALUES ('swept', ?)", (repr(swept),))
 
 
-def _read(path: str, tz: tzinfo, platform: str, handle: str,
-          look: _Look) -> tuple[Person | None, os.stat_result | None, str]:
+def _read(path: str, tz: tzinfo, platform: str, handle: str, look: _Look,
+          written: Written | None = None) -> tuple[Person | None, os.stat_result | None, str]:
     # Imported when a file is read: a search on a fresh index reads none, and should not pay
     # for the person-file reader and PyYAML at start (`tactful search` is a fast path).
     from tactful.core.memory import personfile
 
     try:
         data, found = read_regular_stat(path)
-        person = personfile.loads(data.decode("utf-8"), tz, path=path, platform=platform,
-                                  handle=handle)
+        person = _as_written(written, data, tz, path, platform, handle) \
+            if written is not None else None
+        if person is None:
+            person = personfile.loads(data.decode("utf-8"), tz, path=path, platform=platform,
+                                      handle=handle)
     except (PersonFileCorrupt, NotRegularFile) as exc:
         look.problem(platform, handle, str(exc))
         return None, None, ""
@@ -460,6 +495,95 @@ def _read(path: str, tz: tzinfo, platform: str, handle: str,
         look.problem(platform, handle, f"{path}: {exc}")
         return None, None, ""
     return person, found, _sha(data)
+
+
+def _as_written(written: Written, data: bytes, tz: tzinfo, path: str, platform: str,
+                handle: str) -> Person | None:
+    """The person a writer just wrote, as reading the file would make it, without parsing
+    its entries again; None when not sure (the caller parses the file). Sure only when the
+    file holds exactly the text written (byte for byte), and every value of the body the
+    index takes is already in the form the file gives back (see `_reads_back`). The header,
+    where do-not-engage, the id and the links live, is always parsed from the text itself,
+    with every rule of the reader; it is a few lines."""
+    from tactful.core.memory import personfile
+
+    text = written.text
+    if data != text.encode("utf-8") or not text.startswith("---\n"):
+        return None
+    close = text.find("\n---\n", 3)
+    if close < 0 or not _reads_back(written.person):
+        return None
+    try:
+        person = personfile.loads(_without_tone(text[:close + 5]), tz, path=path,
+                                  platform=platform, handle=handle)
+    except PersonFileCorrupt:
+        return None  # the whole file read says what is wrong with it, and where
+    if person.entries or person.compacted or person.pins:
+        return None  # cannot be, the header ended there: read it all
+    person.tone_notes = written.person.tone_notes  # not indexed
+    person.pins = written.person.pins
+    person.compacted = written.person.compacted
+    person.entries = written.person.entries
+    return person
+
+
+_TONE = "\ntone_notes: "
+
+
+def _without_tone(header: str) -> str:
+    """The header with its tone line emptied, when it is one line: the tone is not indexed,
+    and its usual words ("warm, technical") send the whole header to the YAML loader, several
+    times the cost of the reader's own path (personfile.fast_header) for the keys that are.
+    What `dumps` writes there is a string YAML reads back as one, so the reader takes every
+    header with it exactly as without it; a tone over more lines (or two tone lines) is left
+    as it is, and read by every rule."""
+    start = header.find(_TONE)
+    if start < 0 or header.find(_TONE, start + 1) >= 0:
+        return header
+    end = header.find("\n", start + 1)
+    if end < 0 or header[end + 1:end + 2] in (" ", "\t", "-", ""):
+        return header  # a value that goes on over the next line
+    return f"{header[:start]}{_TONE}''{header[end:]}"
+
+
+_PIN_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _reads_back(person: Person) -> bool:
+    """Whether the body of this person, written by personfile.dumps, reads back as it is in
+    memory, in every value the index takes (and with nothing the reader would refuse): texts
+    already on one clean line (the writer one-lines them, the reader gives that back), kinds
+    and directions the reader knows, whole-second times it reads without a second look."""
+    from tactful.core.memory.person import DIRECTIONS, ENTRY_KINDS
+    from tactful.core.memory.text import one_line
+
+    def line(value: str | None) -> bool:
+        # one_line's own quick answer, without the call, for the common case
+        return value is None or (value.isprintable() and "  " not in value
+                                 and value.strip() == value) or value == one_line(value)
+
+    def moment(at: datetime | None) -> bool:
+        # Years well inside those the reader takes in every zone (offsets are under a day).
+        return at is not None and at.tzinfo is not None and at.microsecond == 0 \
+            and 1971 < at.year < 2199
+
+    def opens(items: list[OpenItem]) -> bool:
+        return all(line(i.text) and (i.resolved_at is None or moment(i.resolved_at))
+                   for i in items)
+
+    for entry in person.entries:
+        if not (entry.kind in ENTRY_KINDS and entry.direction in DIRECTIONS and moment(entry.at)
+                and line(entry.they) and line(entry.me) and line(entry.withheld)):
+            return False
+        if entry.open and not opens(entry.open):
+            return False
+        if entry.topics and not all(t and line(t) and "," not in t for t in entry.topics):
+            return False
+    for older in person.compacted:
+        if not (older.kind in ENTRY_KINDS and older.direction in DIRECTIONS and moment(older.at)
+                and line(older.summary) and opens(older.open)):
+            return False
+    return all(line(pin.text) and _PIN_DAY.fullmatch(pin.on) for pin in person.pins)
 
 
 def _usable(target: Path) -> sqlite3.Connection | None:
@@ -506,7 +630,7 @@ _Change: TypeAlias = "tuple[str, str, Person | None, os.stat_result | None, str]
 
 
 def _catch_up(db: sqlite3.Connection, home: Home, settings: MemorySettings, *,
-              every_file: bool = False) -> list[str]:
+              every_file: bool = False, held: Known | None = None) -> list[str]:
     """Re-read only files that changed behind the index; drop those that are gone. Which files
     to look at: those the journal names, those of folders whose mtime moved whose inode or
     name differ from the index's, and those that could not be indexed last time; or every
@@ -522,12 +646,12 @@ def _catch_up(db: sqlite3.Connection, home: Home, settings: MemorySettings, *,
         read = changes.Read(token, start, read.written, complete=True)
     since = time.time() - float(meta.get("swept", "0"))
     if every_file or not read.complete or not 0 <= since < SWEEP_EVERY:
-        return _sweep(db, home, settings, read)
-    return _look_at_changes(db, home, settings, read)
+        return _sweep(db, home, settings, read, held)
+    return _look_at_changes(db, home, settings, read, held)
 
 
 def _sweep(db: sqlite3.Connection, home: Home, settings: MemorySettings,
-           read: changes.Read) -> list[str]:
+           read: changes.Read, held: Known | None = None) -> list[str]:
     """Stat every person file; look closer only at those whose stat moved."""
     known = {(p, h): (size, mtime, inode) for p, h, size, mtime, inode
              in db.execute("SELECT platform, handle, size, mtime_ns, inode FROM files")}
@@ -541,14 +665,14 @@ def _sweep(db: sqlite3.Connection, home: Home, settings: MemorySettings,
             seen.add(key)
             if known.get(key) != (found.st_size, found.st_mtime_ns, found.st_ino):
                 wanted.append((platform, handle, path, found))
-    found_changes = _changes(db, settings, wanted, look)
+    found_changes = _changes(db, settings, wanted, look, held)
     gone = [key for key in known if key not in seen]
     _apply(db, found_changes, gone, look, read, swept=time.time())
     return look.skipped
 
 
 def _look_at_changes(db: sqlite3.Connection, home: Home, settings: MemorySettings,
-                     read: changes.Read) -> list[str]:
+                     read: changes.Read, held: Known | None = None) -> list[str]:
     """Stat only the files the journal names, the files of folders whose mtime moved whose
     name or inode differ from what was indexed, and those not indexed last time."""
     look = _Look()
@@ -614,13 +738,14 @@ def _look_at_changes(db: sqlite3.Connection, home: Home, settings: MemorySetting
                          " handle = ?", (platform, handle)).fetchone()
         if row != (found.st_size, found.st_mtime_ns, found.st_ino):
             stats.append((platform, handle, path, found))
-    found_changes = _changes(db, settings, stats, look)
+    found_changes = _changes(db, settings, stats, look, held)
     _apply(db, found_changes, sorted(gone), look, read, swept=None)
     return look.skipped
 
 
 def _changes(db: sqlite3.Connection, settings: MemorySettings,
-             wanted: list[tuple[str, str, str, os.stat_result]], look: _Look) -> list[_Change]:
+             wanted: list[tuple[str, str, str, os.stat_result]], look: _Look,
+             held: Known | None = None) -> list[_Change]:
     """Of files whose stat moved: those whose content is the same only have their stat noted;
     the others are read."""
     found: list[_Change] = []
@@ -635,7 +760,8 @@ def _changes(db: sqlite3.Connection, settings: MemorySettings,
             if _sha(data) == row[0]:
                 found.append((platform, handle, None, fresh, row[0]))
                 continue
-        person, fresh_stat, sha = _read(path, settings.tz, platform, handle, look)
+        person, fresh_stat, sha = _read(path, settings.tz, platform, handle, look,
+                                        held.get((platform, handle)) if held else None)
         found.append((platform, handle, person, fresh_stat, sha))
     return found
 

@@ -56,24 +56,31 @@ class People:
     # Inside `batch`: files are replaced atomically but made durable together at its end.
     _batched: list[Path] | None = field(default=None, init=False, repr=False)
     _prepared: set[Path] = field(default_factory=set, init=False, repr=False)
+    # Inside `batch`: the last write of each person, for what the batch's caller derives.
+    _written: dict[tuple[str, str], Written] = field(default_factory=dict, init=False,
+                                                     repr=False)
 
     @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(self) -> Iterator[dict[tuple[str, str], Written]]:
         """Many writes, durable together: each file is still replaced atomically (a reader sees
         the old version or the new, whole), but made durable every BATCH_FILES files and at
         the end, one fsync per file and one per folder, instead of two per write. What runs
         after the batch (sync-log's checkpoint) may count on every write in it being on disk.
-        The `after_write` hooks are not called inside a batch (see there)."""
+        The `after_write` hooks are not called inside a batch (see there); instead it yields
+        the last write of each person, (platform, handle) to what was written, filled as the
+        batch goes (sync-log hands them to the index, which need not parse them again)."""
         if self._batched is not None:
-            yield
+            yield self._written
             return
         self._batched = []
+        self._written = {}
         try:
-            yield
+            yield self._written
         finally:
             self._settle()
             self._batched = None
             self._prepared.clear()
+            self._written = {}  # the caller holds them as long as it needs them
 
     def _settle(self) -> None:
         """Every file of the batch on disk, then each folder once (the renames). The fsyncs
@@ -152,6 +159,7 @@ class People:
                 staged.settle()
                 if self._batched is not None:
                     self._batched.append(path)
+                    self._written[(platform, handle)] = written
                     if len(self._batched) >= BATCH_FILES:
                         self._settle()
         except OSError as exc:

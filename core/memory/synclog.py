@@ -25,6 +25,7 @@ It is written after the person files and the journal, so a crash in between cost
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -45,11 +46,12 @@ from tactful.core.memory.atomic import (
     read_regular,
     write_atomic,
 )
+from tactful.core.memory.compaction import SUMMARY_PART
 from tactful.core.memory.engagement import CHUNK, BadLine, Event, LogReader
 from tactful.core.memory.home import Home, Unwritable, unwritable
 from tactful.core.memory.person import CompactEntry, Entry, Person
-from tactful.core.memory.store import People
-from tactful.core.memory.text import one_line
+from tactful.core.memory.store import People, Written
+from tactful.core.memory.text import cut, one_line
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -325,19 +327,25 @@ Target = Entry | CompactEntry
 
 
 class _Matcher:
-    """The matching rules over one person's entries, with an index so each lookup is O(1)."""
+    """The matching rules over one person's entries, with an index so each lookup is O(1).
+
+    Compaction cuts an entry's text to a summary, so whatever an event matched while the
+    entry was whole it must still match once the entry is compacted: a re-sync from the top
+    rewrites no file (docs/log.md). A compacted entry is found by its link, by its moment and
+    kind, or, for the same text said again at another moment, by the cut text its summary
+    keeps."""
 
     def __init__(self, person: Person) -> None:
         self.by_link: dict[str, Target] = {}
         self.by_text: dict[tuple[str, str], list[Entry]] = {}
         self.by_moment: dict[tuple[datetime, str], list[Target]] = {}
         self.by_their_text: dict[str, Entry] = {}
+        self.compacted = person.compacted
         for older in person.compacted:
             if older.link is not None:
                 self.by_link.setdefault(older.link, older)
-            else:
-                # Compaction cut the text; the moment and kind still name the interaction.
-                self.by_moment.setdefault((older.at, older.kind), []).append(older)
+            # Compaction cut the text; the moment and kind still name the interaction.
+            self.by_moment.setdefault((older.at, older.kind), []).append(older)
         for entry in person.entries:
             self.add(entry)
 
@@ -350,6 +358,22 @@ class _Matcher:
             self.by_text.setdefault((entry.kind, entry.me), []).append(entry)
         elif entry.link is None:
             self.by_moment.setdefault((entry.at, entry.kind), []).append(entry)
+
+    def _compacted_saying(self, part: str, direction: str, kind: str | None) -> CompactEntry | None:
+        """The first compacted entry whose summary keeps this cut text (compaction.summarize
+        writes `me: <cut>` and `they: "<cut>"`, joined by ' / ')."""
+        for older in self.compacted:
+            if older.direction != direction or (kind is not None and older.kind != kind):
+                continue
+            summary = older.summary
+            at = summary.find(part)
+            while at >= 0:
+                end = at + len(part)
+                if (at == 0 or summary.startswith(" / ", at - 3)) and (
+                        end == len(summary) or summary.startswith(" / ", end)):
+                    return older
+                at = summary.find(part, at + 1)
+        return None
 
     def find(self, pending: _Pending) -> Target | None:
         ev = pending.event
@@ -371,27 +395,36 @@ class _Matcher:
             older = [c for c in self.by_moment.get((ev.at, ev.action), ())
                      if isinstance(c, CompactEntry)]
             # Mine first: their side of a dm compacted at the same second is not my answer.
-            return next((c for c in older if c.direction == "outbound"),
-                        older[0] if older else None)
+            mine = next((c for c in older if c.direction == "outbound"), None)
+            if mine is not None:
+                return mine
+            # The same text said at another moment matched its first entry, since compacted.
+            return self._compacted_saying(one_line(f"me: {cut(me, SUMMARY_PART)}"),
+                                          "outbound", ev.action) or (older[0] if older else None)
         return next(iter(self.by_moment.get((ev.at, ev.action), ())), None)
-
 
     def find_inbound(self, pending: _Pending, answer: Target | None) -> Target | None:
         """Their side already on file: in the entry my answer merged into (one entry holding
         both sides, as `remember` writes it), an entry with the link of what I answered, an
         inbound entry with the same paraphrase, or, once compaction cut the paraphrase, a
-        compacted inbound entry of the same moment and kind."""
+        compacted inbound entry of the same moment and kind, or one keeping the same cut
+        paraphrase."""
         if isinstance(answer, Entry) and answer.they is not None:
             return answer
         link = pending.their_link
         if link is not None and link in self.by_link:
             return self.by_link[link]
-        if pending.they is not None and pending.they in self.by_their_text:
-            return self.by_their_text[pending.they]
+        they = pending.they
+        if they is not None and they in self.by_their_text:
+            return self.by_their_text[they]
         # Compaction cut their words; the moment and the kind still name their entry.
         moment = (pending.event.at, inbound_kind(pending.event))
-        return next((c for c in self.by_moment.get(moment, ())
-                     if isinstance(c, CompactEntry) and c.direction == "inbound"), None)
+        hit = next((c for c in self.by_moment.get(moment, ())
+                    if isinstance(c, CompactEntry) and c.direction == "inbound"), None)
+        if hit is not None or they is None:
+            return hit
+        return self._compacted_saying(one_line(f'they: "{cut(they, SUMMARY_PART)}"'),
+                                      "inbound", None)
 
 
 def _fill(target: Target, pending: _Pending) -> bool:
@@ -691,21 +724,34 @@ def _sync_locked(home: Home, people: People, log: Path, report: Report,
         return
     stones = _Stones(home)
     screens = _Screens()
+    written: dict[tuple[str, str], Written] = {}
     try:
         found = _read_log(home, log, mark, report, stones, screens, progress, tz)
         if found is None:
             return
         screens.finish_wanting()
-        with people.batch():  # durable once at the end, before the checkpoint says "done"
+        with people.batch() as written:  # durable once at the end, before the checkpoint
             _carry_all(home, people, found, report, progress, stones, screens, tz)
     finally:
         screens.close()
+    if written:
+        _index_written(home, people, written)
     if report.failed:
         return  # the next run re-reads from the last checkpoint and matches again
     try:
         _save_state(home, state, key, found)
     except OSError as exc:
         report.checkpoint_error = f"{home.root / STATE}: {exc.strerror or exc}"
+
+
+def _index_written(home: Home, people: People, written: dict[tuple[str, str], Written]) -> None:
+    """Hand the people just written to the index, so the desk that follows finds it up to date
+    instead of parsing every file it names again (docs/log.md, "Speed"). The index is derived:
+    if this fails, the next reader catches it up from the files, as it always can."""
+    from tactful.core.memory import index
+
+    with contextlib.suppress(Exception):  # nothing about the index may fail a sync
+        index.take_written(home, people.settings, written)
 
 
 def _carry_all(home: Home, people: People, found: _Read, report: Report,
