@@ -332,20 +332,27 @@ class _Matcher:
     Compaction cuts an entry's text to a summary, so whatever an event matched while the
     entry was whole it must still match once the entry is compacted: a re-sync from the top
     rewrites no file (docs/log.md). A compacted entry is found by its link, by its moment and
-    kind, or, for the same text said again at another moment, by the cut text its summary
-    keeps."""
+    kind (one with a link only when its summary keeps the event's text: a copy of it that lost
+    its link), or, for the same text said again at another moment, by the text its summary
+    keeps, when the summary keeps it whole (a cut text cannot tell two messages apart: a
+    possible duplicate on a re-sync is better than a new message taken for an old one)."""
 
     def __init__(self, person: Person) -> None:
         self.by_link: dict[str, Target] = {}
         self.by_text: dict[tuple[str, str], list[Entry]] = {}
         self.by_moment: dict[tuple[datetime, str], list[Target]] = {}
         self.by_their_text: dict[str, Entry] = {}
+        # Compacted entries with a link, by moment and kind: another message at that second is
+        # them only when the summary keeps its text.
+        self.linked_moment: dict[tuple[datetime, str], list[CompactEntry]] = {}
         self.compacted = person.compacted
         for older in person.compacted:
             if older.link is not None:
                 self.by_link.setdefault(older.link, older)
-            # Compaction cut the text; the moment and kind still name the interaction.
-            self.by_moment.setdefault((older.at, older.kind), []).append(older)
+                self.linked_moment.setdefault((older.at, older.kind), []).append(older)
+            else:
+                # Compaction cut the text; the moment and kind still name the interaction.
+                self.by_moment.setdefault((older.at, older.kind), []).append(older)
         for entry in person.entries:
             self.add(entry)
 
@@ -359,21 +366,19 @@ class _Matcher:
         elif entry.link is None:
             self.by_moment.setdefault((entry.at, entry.kind), []).append(entry)
 
-    def _compacted_saying(self, part: str, direction: str, kind: str | None) -> CompactEntry | None:
+    def _compacted_saying(self, part: str, direction: str, kind: str) -> CompactEntry | None:
         """The first compacted entry whose summary keeps this cut text (compaction.summarize
         writes `me: <cut>` and `they: "<cut>"`, joined by ' / ')."""
-        for older in self.compacted:
-            if older.direction != direction or (kind is not None and older.kind != kind):
-                continue
-            summary = older.summary
-            at = summary.find(part)
-            while at >= 0:
-                end = at + len(part)
-                if (at == 0 or summary.startswith(" / ", at - 3)) and (
-                        end == len(summary) or summary.startswith(" / ", end)):
-                    return older
-                at = summary.find(part, at + 1)
-        return None
+        return next((older for older in self.compacted
+                     if older.direction == direction and older.kind == kind
+                     and _keeps(older.summary, part)), None)
+
+    def _linked_saying(self, moment: tuple[datetime, str], part: str,
+                       direction: str) -> CompactEntry | None:
+        """A compacted entry with a link at this moment whose summary keeps this text: the
+        same message, logged once without its link."""
+        return next((older for older in self.linked_moment.get(moment, ())
+                     if older.direction == direction and _keeps(older.summary, part)), None)
 
     def find(self, pending: _Pending) -> Target | None:
         ev = pending.event
@@ -398,9 +403,17 @@ class _Matcher:
             mine = next((c for c in older if c.direction == "outbound"), None)
             if mine is not None:
                 return mine
-            # The same text said at another moment matched its first entry, since compacted.
-            return self._compacted_saying(one_line(f"me: {cut(me, SUMMARY_PART)}"),
-                                          "outbound", ev.action) or (older[0] if older else None)
+            part = one_line(f"me: {cut(me, SUMMARY_PART)}")
+            linked = self._linked_saying((ev.at, ev.action), part, "outbound")
+            if linked is not None:
+                return linked
+            if cut(me, SUMMARY_PART) == me:
+                # The same text said at another moment matched its first entry, since
+                # compacted; only a text the summary keeps whole can be told apart.
+                same = self._compacted_saying(part, "outbound", ev.action)
+                if same is not None:
+                    return same
+            return older[0] if older else None
         return next(iter(self.by_moment.get((ev.at, ev.action), ())), None)
 
     def find_inbound(self, pending: _Pending, answer: Target | None) -> Target | None:
@@ -423,8 +436,27 @@ class _Matcher:
                     if isinstance(c, CompactEntry) and c.direction == "inbound"), None)
         if hit is not None or they is None:
             return hit
-        return self._compacted_saying(one_line(f'they: "{cut(they, SUMMARY_PART)}"'),
-                                      "inbound", None)
+        part = one_line(f'they: "{cut(they, SUMMARY_PART)}"')
+        if link is None:  # a link of its own that differs names another message
+            linked = self._linked_saying(moment, part, "inbound")
+            if linked is not None:
+                return linked
+        if cut(they, SUMMARY_PART) != they:
+            return None  # cut: cannot be told from another message that starts the same
+        return self._compacted_saying(part, "inbound", moment[1])
+
+
+def _keeps(summary: str, part: str) -> bool:
+    """Whether a compacted summary keeps this part (compaction.summarize writes `me: <cut>`
+    and `they: "<cut>"`, joined by ' / ') as a whole part, not inside another."""
+    at = summary.find(part)
+    while at >= 0:
+        end = at + len(part)
+        if (at == 0 or summary.startswith(" / ", at - 3)) and (
+                end == len(summary) or summary.startswith(" / ", end)):
+            return True
+        at = summary.find(part, at + 1)
+    return False
 
 
 def _fill(target: Target, pending: _Pending) -> bool:
