@@ -320,3 +320,16 @@ def test_a_do_not_engage_verdict_exits_3_even_when_the_reader_of_its_output_has_
     finally:
         os.close(write_end)
     assert done.returncode == 3, done.stderr
+
+
+def test_check_and_card_of_a_file_tactful_wrote_load_no_yaml_parser(cli, home: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("--home", str(home), "remember", "x", "alice", "--kind", "reply", "--inbound",
+               "--id", "42", "--they", "hello there").code == 0
+    probe = ("import sys\n"
+             "from tactful.core.cli.main import main\n"
+             f"codes = [main(['--home', {str(home)!r}, command, 'x', 'alice'])"
+             " for command in ('check', 'card')]\n"
+             "print(codes, 'yaml' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True).stdout.strip().splitlines()[-1]
+    assert out == "[0, 0] False"

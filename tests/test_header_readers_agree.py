@@ -109,7 +109,7 @@ def test_an_account_whose_own_file_pads_its_id_is_refused_when_its_old_handle_is
 # ---- attacks the fast path withstands ------------------------------------------------------
 
 def by_yaml(lines: list[str]) -> Any:
-    return yaml.load("\n".join(lines), Loader=personfile._Loader)  # noqa: S506 — a safe loader
+    return yaml.load("\n".join(lines), Loader=personfile.yaml_loader())  # noqa: S506 — a safe loader
 
 
 def typed(value: Any) -> Any:

@@ -27,7 +27,7 @@ def header_lines(text: str) -> list[str]:
 
 
 def by_yaml(lines: list[str]) -> Any:
-    return yaml.load("\n".join(lines), Loader=personfile._Loader)  # noqa: S506 — a safe loader
+    return yaml.load("\n".join(lines), Loader=personfile.yaml_loader())  # noqa: S506 — a safe loader
 
 
 def typed(value: Any) -> Any:

@@ -11,9 +11,7 @@ import json
 import re
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from tactful.core.errors import PersonFileCorrupt
 from tactful.core.memory.atomic import read_regular
@@ -33,24 +31,42 @@ from tactful.core.memory.person import (
 )
 from tactful.core.memory.text import one_line
 
-_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:
+    import yaml
+
+def yaml_loader() -> type[yaml.SafeLoader]:
+    """The YAML loader for headers the fast path (`fast_header`) leaves to YAML. Made at the
+    first such header, not at import: `check` and `card` of a file tactful wrote never need
+    PyYAML, whose import costs them about a tenth of their time."""
+    global _LOADER
+    if _LOADER is None:
+        import yaml
+
+        base: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+        class Loader(base):  # type: ignore[valid-type, misc]
+            """Safe YAML that refuses a key written twice: `do_not_engage: true` then `false`
+            must not quietly mean false. An ambiguous file is a corrupt file, and corrupt fails
+            closed."""
+
+            def construct_mapping(self, node: yaml.MappingNode,
+                                  deep: bool = False) -> dict[Any, Any]:
+                seen: set[Any] = set()
+                for key_node, _ in node.value:
+                    key = self.construct_object(key_node, deep=deep)
+                    if key in seen:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"the key {key!r} is written twice", key_node.start_mark)
+                    seen.add(key)
+                mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+                return mapping
+
+        _LOADER = Loader
+    return _LOADER
 
 
-class _Loader(_BaseLoader):  # type: ignore[valid-type, misc]
-    """Safe YAML that refuses a key written twice: `do_not_engage: true` then `false` must not
-    quietly mean false. An ambiguous file is a corrupt file, and corrupt fails closed."""
+_LOADER: type[yaml.SafeLoader] | None = None
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"the key {key!r} is written twice", key_node.start_mark)
-            seen.add(key)
-        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
-        return mapping
-_Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 SEP = " · "
 PINNED = "## Pinned"
@@ -93,7 +109,10 @@ def dumps(person: Person, tz: tzinfo) -> str:
     for key, value in person.extra.items():
         if key not in header:
             header[key] = value
-    out = ["---", yaml.dump(header, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
+    import yaml  # writers only: see yaml_loader
+
+    dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    out = ["---", yaml.dump(header, Dumper=dumper, sort_keys=False, allow_unicode=True,
                             width=10_000, default_flow_style=False).rstrip("\n"), "---"]
     out.append(PINNED)
     for number, pin in enumerate(person.pins, 1):
@@ -235,8 +254,10 @@ def header_fields(lines: list[str]) -> dict[str, Any]:
     fast = fast_header(lines)
     if fast is not None:
         return fast
+    import yaml
+
     try:
-        header = yaml.load("\n".join(lines), Loader=_Loader)  # noqa: S506 — a safe loader
+        header = yaml.load("\n".join(lines), Loader=yaml_loader())  # noqa: S506 — a safe loader
     except yaml.YAMLError as exc:
         raise ValueError("header is not valid YAML") from exc
     if not isinstance(header, dict):
@@ -406,8 +427,10 @@ class _Reader:
         return person
 
     def yaml_header(self) -> dict[str, Any]:
+        import yaml
+
         try:
-            header = yaml.load("\n".join(self.header_lines), Loader=_Loader)  # noqa: S506
+            header = yaml.load("\n".join(self.header_lines), Loader=yaml_loader())  # noqa: S506
         except yaml.YAMLError as exc:
             # The context mark is where the broken construct began: where a person looks first.
             mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
