@@ -347,24 +347,9 @@ def take_written(home: Home, settings: MemorySettings, written: Known) -> list[s
     (`open_fresh`: catch up, or rebuild a missing index), in one transaction, and the same
     index it would make. A file not exactly as written (changed since, by hand or by another
     writer) is read as always. Returns the files skipped."""
-    home.require_readable()
-    target = path_of(home)
-    try:
-        with locked(_lock(home), what="the index"):
-            db = _usable(target)
-            if db is not None:
-                try:
-                    return _catch_up(db, home, settings, held=written)
-                except sqlite3.DatabaseError:
-                    pass  # corrupt or unreadable: never trusted, rebuilt below
-                finally:
-                    db.close()
-            return _rebuild(home, settings, None, held=written)
-    except OSError as exc:
-        raise unwritable(Path(exc.filename) if exc.filename else target, exc) from exc
-    except sqlite3.DatabaseError as exc:
-        raise MemoryUnavailable(f"cannot build the index {target}: {exc}; "
-                                "check the home's permissions and free space") from exc
+    db, skipped = open_fresh(home, settings, held=written)
+    db.close()
+    return skipped
 
 
 def rebuild(home: Home, settings: MemorySettings, progress: Progress | None = None, *,
@@ -602,10 +587,12 @@ def _usable(target: Path) -> sqlite3.Connection | None:
 
 
 def open_fresh(home: Home, settings: MemorySettings, progress: Progress | None = None, *,
-               every_file: bool = False) -> tuple[sqlite3.Connection, list[str]]:
+               every_file: bool = False,
+               held: Known | None = None) -> tuple[sqlite3.Connection, list[str]]:
     """The index, brought up to date with the files first. Returns it and what was skipped.
     `every_file` stats every person file, as a sweep does: for a reader that must see an edit
-    made in place by hand at once (the desk when it is read)."""
+    made in place by hand at once (the desk when it is read). `held`: people a writer just
+    wrote, taken as written when their files still hold exactly that (`take_written`)."""
     home.require_readable()
     target = path_of(home)
     try:
@@ -613,10 +600,11 @@ def open_fresh(home: Home, settings: MemorySettings, progress: Progress | None =
             db = _usable(target)
             if db is not None:
                 try:
-                    return db, _catch_up(db, home, settings, every_file=every_file)
+                    return db, _catch_up(db, home, settings, every_file=every_file,
+                                         held=held)
                 except sqlite3.DatabaseError:
                     db.close()  # corrupt or unreadable: never trusted, rebuilt below
-            skipped = _rebuild(home, settings, progress)
+            skipped = _rebuild(home, settings, progress, held=held)
             return _connect(target), skipped
     except OSError as exc:
         raise unwritable(Path(exc.filename) if exc.filename else target, exc) from exc
