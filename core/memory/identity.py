@@ -5,7 +5,9 @@ a folder per id under `<home>/.ids/<platform>/` holding one empty marker file pe
 a marker is atomic and needs no lock. It is derived data, a hint only: every handle it names is
 confirmed against the person file itself, and the whole map is rebuilt from the files whenever
 the people folder changed behind tactful's back (its mtime is newer than the map's stamp), and
-by `tactful reindex`.
+by `tactful reindex`. A file edited in place (as most editors save) moves no folder mtime: once
+a minute, the first lookup stats every file and reads again the headers of those changed since
+the last such sweep, so an id or a link written by hand counts within a minute at the latest.
 
 Beside the ids, the map keeps the reverse of every `aka` link: `.links/<hash of the linked
 ref>/<handle>` in the folder of the platform whose file holds the link. A link counts from
@@ -22,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,9 +43,16 @@ else:
         from hashlib import sha256
 
 STAMP = ".stamp"
+SWEPT = ".swept"  # its mtime: files changed since were not looked at by a sweep yet
 MISNAMED = ".misnamed"
 LINKS = ".links"
 UNREADABLE = ".unreadable"
+# How often the files themselves are looked at (a stat of each: ~10 ms per 1,000 files), for
+# edits made in place, which no folder mtime shows. The index sweeps as often (docs/memory.md).
+SWEEP_EVERY_NS = 60_000_000_000
+# A sweep counts from a little before it began: file times come from a coarse clock, and a file
+# changed while the sweep ran must still be newer than the mark it leaves.
+_SWEEP_MARGIN_NS = 2_000_000_000
 
 
 @contextlib.contextmanager
@@ -196,12 +206,89 @@ def misnamed_file(home: Home, platform: str, handle: str) -> str | None:
 
 def _rebuilt_if_stale(home: Home, platform: str) -> Scan | None:
     """The scan the map was just rebuilt from when it was stale, else None (read the map).
-    A fresh map takes no lock; one that looks stale is judged again under `held`, where a
-    write in flight has finished: only a change behind tactful's back rebuilds it."""
-    if not _stale(home, platform):
+    A fresh map takes no lock; one that looks stale, or is due a sweep, is judged again under
+    `held`, where a write in flight has finished: only a change behind tactful's back rebuilds
+    it, and a sweep adds what files edited in place say."""
+    if not _stale(home, platform) and not _sweep_due(home, platform):
         return None
     with held(home, platform):
-        return _rebuild(home, platform) if _stale(home, platform) else None
+        if _stale(home, platform):
+            return _rebuild(home, platform)
+        return _sweep(home, platform) if _sweep_due(home, platform) else None
+
+
+def _swept_at(home: Home, platform: str) -> int | None:
+    try:
+        return os.stat(os.path.join(home.ids(platform), SWEPT)).st_mtime_ns
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _sweep_due(home: Home, platform: str) -> bool:
+    swept = _swept_at(home, platform)
+    if swept is not None and time.time_ns() - swept < SWEEP_EVERY_NS:
+        return False
+    return os.path.isdir(os.path.join(home.root, "people", platform))  # else nothing to sweep
+
+
+def _mark_swept(home: Home, platform: str, at: int) -> None:
+    path = os.path.join(home.ids(platform), SWEPT)
+    with open(path, "a"):
+        pass
+    os.utime(path, ns=(at, at))
+
+
+def _sweep(home: Home, platform: str) -> Scan | None:
+    """Read again the headers of the files changed (ctime or mtime) since the last sweep and add
+    to the map what they say: ids, links, files that cannot be read. Only adds: a marker the
+    files no longer back is harmless (each is confirmed against its file). A map older than
+    sweeps is rebuilt instead; a home where the map cannot be written gets the whole scan."""
+    since = _swept_at(home, platform)
+    if since is None:
+        return _rebuild(home, platform)
+    start = time.time_ns() - _SWEEP_MARGIN_NS
+    people = os.path.join(home.root, "people", platform)
+    changed: list[str] = []
+    try:
+        with os.scandir(people) as entries:
+            for entry in entries:
+                if entry.name.startswith(".") or not entry.name.strip().lower().endswith(".md"):
+                    continue
+                try:
+                    seen = entry.stat()  # followed, as the reader follows a link
+                except OSError:
+                    changed.append(entry.name)
+                    continue
+                if seen.st_ctime_ns >= since or seen.st_mtime_ns >= since:
+                    changed.append(entry.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    found = scan(Path(people), names=changed)
+    try:
+        _add_markers(home, platform, found, changed)
+        _mark_swept(home, platform, max(start, since))
+    except OSError:
+        return scan(Path(people))
+    return None
+
+
+def _add_markers(home: Home, platform: str, found: Scan, looked_at: list[str]) -> None:
+    folder = home.ids(platform)
+    for person_id, handles in found.ids.items():
+        (folder / person_id).mkdir(parents=True, exist_ok=True)
+        for handle in handles:
+            (folder / person_id / handle).touch()
+    for key, handles in found.links.items():
+        (folder / LINKS / key).mkdir(parents=True, exist_ok=True)
+        for handle in handles:
+            (folder / LINKS / key / handle).touch()
+    (folder / UNREADABLE).mkdir(parents=True, exist_ok=True)
+    for name in looked_at:
+        marker = folder / UNREADABLE / _ref_key(name)
+        if name in found.unreadable:
+            marker.write_text(name, encoding="utf-8")
+        else:  # fixed in place: it no longer stands in the way of every check by id
+            marker.unlink(missing_ok=True)
 
 
 def misnamed_folder(home: Home, platform: str) -> str | None:
@@ -321,16 +408,17 @@ class Scan:
     unreadable: list[str] = field(default_factory=list)  # files whose header cannot be read
 
 
-def scan(people: Path, parsed: Parsed | None = None) -> Scan:
+def scan(people: Path, parsed: Parsed | None = None, names: list[str] | None = None) -> Scan:
     """Every person file's id, every file whose name is not a normalized handle (its id too:
     a misnamed file is still someone), the reverse of every aka link, and the files that
     cannot be read. `parsed` holds headers a caller already read (file name → id and aka
-    refs): those files are not read again."""
+    refs): those files are not read again. `names`: only these files (a sweep)."""
     found = Scan()
-    try:
-        names = os.listdir(people)
-    except (FileNotFoundError, NotADirectoryError):
-        return found
+    if names is None:
+        try:
+            names = os.listdir(people)
+        except (FileNotFoundError, NotADirectoryError):
+            return found
     for name in names:
         # An editor or a copy may save `Troll.MD` or `troll .md`: still someone's file.
         trimmed = name.strip()
@@ -371,6 +459,7 @@ def rebuild_held(home: Home, platform: str) -> Scan:
 def _rebuild(home: Home, platform: str, parsed: Parsed | None = None) -> Scan:
     import shutil
 
+    start = time.time_ns() - _SWEEP_MARGIN_NS
     found = scan(home.people(platform), parsed)
     # Best effort: a read-only home still gets a correct answer, just not a saved map.
     with contextlib.suppress(OSError):
@@ -391,6 +480,7 @@ def _rebuild(home: Home, platform: str, parsed: Parsed | None = None) -> Scan:
         for name in found.unreadable:
             (folder / UNREADABLE / _ref_key(name)).write_text(name, encoding="utf-8")
         touch_stamp(home, platform)
+        _mark_swept(home, platform, start)
     return found
 
 
