@@ -1,8 +1,8 @@
 """Person files edited in place (docs/memory.md): most editors save by writing over the file,
 which moves no folder mtime, so the id map cannot see the edit the way it sees a new or renamed
-file. Once a minute the first lookup stats every file and reads again the headers of those
-changed since: an id, a link or a broken header written by hand in place counts within a
-minute, and the do-not-engage check holds for every account it names."""
+file. Every ten seconds the first lookup stats every file and reads again the headers of those
+changed since: an id, a link or a broken header written by hand in place counts within ten
+seconds, and the do-not-engage check holds for every account it names."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ def write_in_place(path: Path, text: str) -> None:
         file.write(text)
 
 
-def a_minute_later(home: Path, where: str = "recorder") -> None:
-    """Move the last sweep a minute back, as if a minute had passed since it."""
+def a_sweep_later(home: Path, where: str = "recorder") -> None:
+    """Move the last sweep back by the sweep period and a second, as if that had passed."""
     swept = home / ".ids" / where / identity.SWEPT
     at = swept.stat().st_mtime_ns - identity.SWEEP_EVERY_NS - 1_000_000_000
     os.utime(swept, ns=(at, at))
@@ -48,7 +48,7 @@ def test_an_id_written_in_place_into_a_flagged_file_refuses_the_renamed_account(
     text = path.read_text(encoding="utf-8")
     write_in_place(path, text.replace("\nhandle: mallory\n", "\nhandle: mallory\nid: '4242'\n", 1)
                    .replace("do_not_engage: false", "do_not_engage: true"))
-    a_minute_later(home)
+    a_sweep_later(home)
     platform.add_user("newname", "4242")
     refused_before_posting(cli("send", "recorder", "--to", "newname", "--text", "hi"))
     assert cli("check", "recorder", "newname", "--id", "4242").code == 3
@@ -64,7 +64,7 @@ def test_an_id_written_in_place_is_found_even_when_the_new_handle_has_a_file_of_
     text = path.read_text(encoding="utf-8")
     write_in_place(path, text.replace("\nhandle: mallory\n", "\nhandle: mallory\nid: '4242'\n", 1)
                    .replace("do_not_engage: false", "do_not_engage: true"))
-    a_minute_later(home)
+    a_sweep_later(home)
     platform.add_user("newname", "4242")
     refused_before_posting(cli("send", "recorder", "--to", "newname", "--text", "hi"))
 
@@ -77,7 +77,7 @@ def test_a_link_written_in_place_into_a_flagged_file_refuses_the_linked_account(
     write_in_place(path, text.replace(
         "aka: []", f"aka:\n- {{ref: 'recorder/alt', reason: by hand, at: {LINKED_AT}}}")
         .replace("do_not_engage: false", "do_not_engage: true"))
-    a_minute_later(home)
+    a_sweep_later(home)
     platform.add_user("alt", "77")
     refused_before_posting(cli("send", "recorder", "--to", "alt", "--text", "hi"))
 
@@ -87,11 +87,11 @@ def test_a_header_broken_in_place_refuses_lookups_by_id_until_it_is_fixed_in_pla
     path = remembered(cli, home, "mallory")
     good = path.read_text(encoding="utf-8")
     write_in_place(path, good.replace("\nhandle: mallory\n", "\nhandle: [mallory\n", 1))
-    a_minute_later(home)
+    a_sweep_later(home)
     platform.add_user("newname", "4242")
     refused_before_posting(cli("send", "recorder", "--to", "newname", "--text", "hi"))
     write_in_place(path, good)
-    a_minute_later(home)
+    a_sweep_later(home)
     assert cli("send", "recorder", "--to", "newname", "--text", "hi").code == 0
     assert len(sent()) == 1
 

@@ -5,9 +5,9 @@ a folder per id under `<home>/.ids/<platform>/` holding one empty marker file pe
 a marker is atomic and needs no lock. It is derived data, a hint only: every handle it names is
 confirmed against the person file itself, and the whole map is rebuilt from the files whenever
 the people folder changed behind tactful's back (its mtime is newer than the map's stamp), and
-by `tactful reindex`. A file edited in place (as most editors save) moves no folder mtime: once
-a minute, the first lookup stats every file and reads again the headers of those changed since
-the last such sweep, so an id or a link written by hand counts within a minute at the latest.
+by `tactful reindex`. A file edited in place (as most editors save) moves no folder mtime: the
+first lookup ten seconds or more after the last sweep stats every file and reads again the
+headers of those changed since, so an id or a link written by hand counts within ten seconds.
 
 Beside the ids, the map keeps the reverse of every `aka` link: `.links/<hash of the linked
 ref>/<handle>` in the folder of the platform whose file holds the link. A link counts from
@@ -48,8 +48,10 @@ MISNAMED = ".misnamed"
 LINKS = ".links"
 UNREADABLE = ".unreadable"
 # How often the files themselves are looked at (a stat of each: ~10 ms per 1,000 files), for
-# edits made in place, which no folder mtime shows. The index sweeps as often (docs/memory.md).
-SWEEP_EVERY_NS = 60_000_000_000
+# edits made in place, which no folder mtime shows: short, since this is how long a flagged
+# person's id written by hand may go unseen; a long-lived process pays it once per period, a
+# command run less often than that at each start (docs/memory.md).
+SWEEP_EVERY_NS = 10_000_000_000
 # A sweep counts from a little before it began: file times come from a coarse clock, and a file
 # changed while the sweep ran must still be newer than the mark it leaves.
 _SWEEP_MARGIN_NS = 2_000_000_000
