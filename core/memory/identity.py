@@ -159,7 +159,7 @@ def touch_stamp(home: Home, platform: str) -> None:
         stamp.touch()
     os.utime(stamp)
     try:
-        folder = home.people(platform).stat().st_mtime_ns
+        folder = _changed_at(os.stat(home.people(platform)))
     except FileNotFoundError:
         return
     if stamp.stat().st_mtime_ns <= folder:
@@ -228,7 +228,9 @@ def _swept_at(home: Home, platform: str) -> int | None:
 
 def _sweep_due(home: Home, platform: str) -> bool:
     swept = _swept_at(home, platform)
-    if swept is not None and time.time_ns() - swept < SWEEP_EVERY_NS:
+    # A mark ahead of now (the clock was set back, a home copied from a machine whose clock
+    # was ahead) is due at once: else no sweep would come until the clock caught up with it.
+    if swept is not None and 0 <= time.time_ns() - swept < SWEEP_EVERY_NS:
         return False
     return os.path.isdir(os.path.join(home.root, "people", platform))  # else nothing to sweep
 
@@ -246,9 +248,11 @@ def _sweep(home: Home, platform: str) -> Scan | None:
     files no longer back is harmless (each is confirmed against its file). A map older than
     sweeps is rebuilt instead; a home where the map cannot be written gets the whole scan."""
     since = _swept_at(home, platform)
-    if since is None:
-        return _rebuild(home, platform)
     start = time.time_ns() - _SWEEP_MARGIN_NS
+    if since is None or since > start + _SWEEP_MARGIN_NS:
+        # No mark, or one ahead of now: a file changed before the clock reaches it would look
+        # older than the mark to every sweep. The whole map is made again, and the mark set now.
+        return _rebuild(home, platform)
     people = os.path.join(home.root, "people", platform)
     changed: list[str] = []
     try:
@@ -257,11 +261,14 @@ def _sweep(home: Home, platform: str) -> Scan | None:
                 if entry.name.startswith(".") or not entry.name.strip().lower().endswith(".md"):
                     continue
                 try:
+                    # A link is read again at every sweep: what it leads to can change with no
+                    # time moving on the file it now reaches (a folder on its way swapped).
+                    linked = entry.is_symlink()
                     seen = entry.stat()  # followed, as the reader follows a link
                 except OSError:
                     changed.append(entry.name)
                     continue
-                if seen.st_ctime_ns >= since or seen.st_mtime_ns >= since:
+                if linked or seen.st_ctime_ns >= since or seen.st_mtime_ns >= since:
                     changed.append(entry.name)
     except (FileNotFoundError, NotADirectoryError):
         return None
@@ -270,7 +277,9 @@ def _sweep(home: Home, platform: str) -> Scan | None:
         _add_markers(home, platform, found, changed)
         _mark_swept(home, platform, max(start, since))
     except OSError:
-        return scan(Path(people))
+        # The map cannot be written (a read-only home): it is still whole when no file changed
+        # since its mark; else the answer comes from every file, as a rebuild's would.
+        return scan(Path(people)) if changed else None
     return None
 
 
@@ -284,6 +293,10 @@ def _add_markers(home: Home, platform: str, found: Scan, looked_at: list[str]) -
         (folder / LINKS / key).mkdir(parents=True, exist_ok=True)
         for handle in handles:
             (folder / LINKS / key / handle).touch()
+    if found.misnamed:  # a file brought in with the folder's mtime put back (rsync -a, cp -a)
+        (folder / MISNAMED).mkdir(parents=True, exist_ok=True)
+        for normal, name in found.misnamed.items():
+            (folder / MISNAMED / normal).write_text(name, encoding="utf-8")
     (folder / UNREADABLE).mkdir(parents=True, exist_ok=True)
     for name in looked_at:
         marker = folder / UNREADABLE / _ref_key(name)
@@ -343,14 +356,21 @@ def is_stale(home: Home, platform: str) -> bool:
 
 def _stale(home: Home, platform: str) -> bool:
     try:
-        people_mtime = os.stat(home.people(platform)).st_mtime_ns
+        changed = _changed_at(os.stat(home.people(platform)))
     except FileNotFoundError:
         return False
     try:
         # ">=": a change in the same clock tick as the stamp counts as stale (mtimes are coarse).
-        return people_mtime >= os.stat(os.path.join(home.ids(platform), STAMP)).st_mtime_ns
+        return changed >= os.stat(os.path.join(home.ids(platform), STAMP)).st_mtime_ns
     except FileNotFoundError:
         return True
+
+
+def _changed_at(folder: os.stat_result) -> int:
+    """When the people folder last changed. Its ctime too: `rsync -a`, `cp -a`, `tar x` and
+    `touch -d` put a folder's mtime back after adding files to it, and a folder restored by
+    `mv` keeps the mtime it had, but no one can set a ctime back."""
+    return max(folder.st_mtime_ns, folder.st_ctime_ns)
 
 
 def _header(path: Path) -> dict[str, Any] | None:
@@ -443,6 +463,10 @@ def scan(people: Path, parsed: Parsed | None = None, names: list[str] | None = N
         person_id = _header_id(header)
         if person_id is not None:
             found.ids.setdefault(person_id, set()).add(normal)
+        elif header.get("id") is not None:
+            # An id line that is no id (`42,`, `[42]`, `4 2`): the reader refuses the file, and
+            # which id was meant nobody can say, so no lookup by id may call the id nobody's.
+            found.unreadable.append(name)
         for ref in _header_links(header):
             found.links.setdefault(_link_key(ref), set()).add(normal)
     return found

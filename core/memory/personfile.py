@@ -256,6 +256,12 @@ def id_number_misread(header: dict[Any, Any], lines: list[str]) -> str | None:
     value = header.get("id")
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
+    if isinstance(value, float):
+        # `42.0` (as a spreadsheet exports 42) reads as written, yet is no id the platform
+        # gives: the map could not key it, the reader would keep "42.0", and id 42 would pass.
+        return f"YAML reads the id as the fraction {value}, which is no platform id; " \
+               f"write the id as the platform gives it, quoted: id: '{value:.0f}'" \
+               if value.is_integer() else f"YAML reads the id as the fraction {value}"
     for line in lines:
         key, sep, rest = line.partition(":")
         if key == "id" and sep:
