@@ -225,3 +225,29 @@ def test_an_id_written_in_place_with_its_time_put_back_is_still_swept(
     a_sweep_later(home)
     platform.add_user("newname", "4242")
     refused_before_posting(cli("send", "recorder", "--to", "newname", "--text", "hi"))
+
+
+def test_an_id_written_in_place_while_reindex_reads_the_folder_is_swept_after_it(
+        cli, recorder, keyring_log, home, monkeypatch) -> None:
+    # `tactful reindex` reads every header first and builds the id map from them after (a
+    # large home: seconds later). A file edited in place after it was read holds what the map
+    # does not: the mark the rebuild leaves must not say that edit was looked at.
+    path = remembered(cli, home, "mallory")
+    settled = path.parent.stat().st_mtime_ns - 3600 * 1_000_000_000
+    os.utime(path.parent, ns=(settled, settled))  # its files made long ago, as in most homes
+    from_parsed = identity.rebuild_from_parsed
+    edited: list[str] = []
+
+    def edited_while_reading(*args, **kwargs):  # type: ignore[no-untyped-def]
+        write_in_place(path, flagged_with_id(path.read_text(encoding="utf-8"), "4242"))
+        edited.append(path.name)
+        minutes_later(monkeypatch, 1)  # the rest of a large home read since
+        return from_parsed(*args, **kwargs)
+
+    monkeypatch.setattr(identity, "rebuild_from_parsed", edited_while_reading)
+    assert cli("reindex").code == 0
+    assert edited == ["mallory.md"]  # the map was made from the headers reindex had read
+    monkeypatch.setattr(identity, "rebuild_from_parsed", from_parsed)
+    minutes_later(monkeypatch, 2)
+    platform.add_user("newname", "4242")
+    refused_before_posting(cli("send", "recorder", "--to", "newname", "--text", "hi"))

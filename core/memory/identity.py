@@ -482,10 +482,14 @@ def rebuild_held(home: Home, platform: str) -> Scan:
     return _rebuild(home, platform)
 
 
-def _rebuild(home: Home, platform: str, parsed: Parsed | None = None) -> Scan:
+def _rebuild(home: Home, platform: str, parsed: Parsed | None = None,
+             read_from: int | None = None) -> Scan:
     import shutil
 
-    start = time.time_ns() - _SWEEP_MARGIN_NS
+    # The mark counts from the first header read: a file edited in place after it was read
+    # (the caller's parse of a large home takes seconds) must be newer than the mark.
+    start = min(time.time_ns(), read_from if read_from is not None else time.time_ns()) \
+        - _SWEEP_MARGIN_NS
     found = scan(home.people(platform), parsed)
     # Best effort: a read-only home still gets a correct answer, just not a saved map.
     with contextlib.suppress(OSError):
@@ -520,9 +524,10 @@ def rebuild_all(home: Home) -> None:
             rebuild(home, platform)
 
 
-def rebuild_from_parsed(home: Home, platform: str, parsed: Parsed) -> Scan:
+def rebuild_from_parsed(home: Home, platform: str, parsed: Parsed, read_from: int) -> Scan:
     """`rebuild_held`, for a caller inside `held` that has just parsed most files of the
     platform (the index's rebuild): `parsed` maps a file name to the id and `aka` refs its
     header holds, and only the headers of the other files are read here. So `tactful reindex`
-    parses each header once for the index and the map."""
-    return _rebuild(home, platform, parsed)
+    parses each header once for the index and the map. `read_from`: when (time.time_ns) the
+    caller began reading them; a file changed since is read again by the next sweep."""
+    return _rebuild(home, platform, parsed, read_from)
