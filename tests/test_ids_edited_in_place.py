@@ -251,3 +251,18 @@ def test_an_id_written_in_place_while_reindex_reads_the_folder_is_swept_after_it
     minutes_later(monkeypatch, 2)
     platform.add_user("newname", "4242")
     refused_before_posting(cli("send", "recorder", "--to", "newname", "--text", "hi"))
+
+
+def test_an_id_written_in_place_counts_when_the_map_cannot_be_written(
+        cli, recorder, keyring_log, home, read_only) -> None:
+    # The map's folder read-only (made by another user, a frozen backup): a sweep cannot
+    # leave its mark, so a lookup whose files did not change reads the map as it is, and one
+    # after a file changed reads every header, never calling the id nobody's.
+    path = remembered(cli, home, "mallory")
+    a_sweep_later(home)
+    read_only(home / ".ids")
+    assert cli("check", "recorder", "newname", "--id", "4242").code == 0
+    write_in_place(path, flagged_with_id(path.read_text(encoding="utf-8"), "4242"))
+    platform.add_user("newname", "4242")
+    refused_before_posting(cli("send", "recorder", "--to", "newname", "--text", "hi"))
+    assert cli("check", "recorder", "newname", "--id", "4242").code == 3
