@@ -246,7 +246,8 @@ def _sweep(home: Home, platform: str) -> Scan | None:
     """Read again the headers of the files changed (ctime or mtime) since the last sweep and add
     to the map what they say: ids, links, files that cannot be read. Only adds: a marker the
     files no longer back is harmless (each is confirmed against its file). A map older than
-    sweeps is rebuilt instead; a home where the map cannot be written gets the whole scan."""
+    sweeps, or whose mark is ahead of the clock, is rebuilt instead; a home where the map cannot
+    be written gets the whole scan when a file changed since the mark."""
     since = _swept_at(home, platform)
     start = time.time_ns() - _SWEEP_MARGIN_NS
     if since is None or since > start + _SWEEP_MARGIN_NS:
@@ -488,8 +489,8 @@ def _rebuild(home: Home, platform: str, parsed: Parsed | None = None,
 
     # The mark counts from the first header read: a file edited in place after it was read
     # (the caller's parse of a large home takes seconds) must be newer than the mark.
-    start = min(time.time_ns(), read_from if read_from is not None else time.time_ns()) \
-        - _SWEEP_MARGIN_NS
+    now = time.time_ns()
+    start = (now if read_from is None else min(now, read_from)) - _SWEEP_MARGIN_NS
     found = scan(home.people(platform), parsed)
     # Best effort: a read-only home still gets a correct answer, just not a saved map.
     with contextlib.suppress(OSError):
