@@ -25,10 +25,11 @@ import contextlib
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tactful.core.errors import BadInput, MemoryUnavailable
 from tactful.core.memory.handles import canonical_ref, normalize_handle, normalize_id
@@ -41,6 +42,8 @@ else:
         from _sha256 import sha256
     except ImportError:  # another Python: the same digest through hashlib
         from hashlib import sha256
+
+T = TypeVar("T")
 
 STAMP = ".stamp"
 SWEPT = ".swept"  # its mtime: files changed since were not looked at by a sweep yet
@@ -113,16 +116,15 @@ def linked_from(home: Home, ref: str) -> list[tuple[str, str]]:
     for platform in sorted(platforms):
         if platform.startswith(".") or not os.path.isdir(os.path.join(people, platform)):
             continue
-        rebuilt = _rebuilt_if_stale(home, platform)
-        if rebuilt is not None:
-            handles = rebuilt.links.get(key, set())
-        else:
-            try:
-                handles = set(os.listdir(os.path.join(home.ids(platform), LINKS, key)))
-            except (FileNotFoundError, NotADirectoryError):
-                handles = set()
+        folder = os.path.join(home.ids(platform), LINKS, key)
+        handles = _consult(home, platform, lambda scan: scan.links.get(key, set()),
+                           partial(_linked_handles, folder))
         found.extend((platform, handle) for handle in sorted(handles))
     return found
+
+
+def _linked_handles(folder: str) -> set[str]:
+    return set(_listing(folder))
 
 
 def forget_links_to(home: Home, ref: str) -> None:
@@ -170,13 +172,11 @@ def handles_for(home: Home, platform: str, person_id: str) -> list[str]:
     """Handles that have carried this id, by the map, rebuilt first if it may be stale.
     A person file of the platform that cannot be read may carry the id too: then nobody can
     say who has it, and the answer is a refusal (MemoryUnavailable), never "nobody"."""
-    found = _rebuilt_if_stale(home, platform)
-    if found is not None:
-        unreadable = found.unreadable
-        handles = found.ids.get(person_id, set())
-    else:
-        unreadable = _listing(os.path.join(home.ids(platform), UNREADABLE), read=True)
-        handles = set(_listing(os.path.join(home.ids(platform), person_id)))
+    folder = home.ids(platform)
+    unreadable, handles = _consult(
+        home, platform, lambda scan: (scan.unreadable, scan.ids.get(person_id, set())),
+        lambda: (_listing(os.path.join(folder, UNREADABLE), read=True),
+                 set(_listing(os.path.join(folder, person_id)))))
     if unreadable:
         raise MemoryUnavailable(f"{home.people(platform) / unreadable[0]} cannot be read, so "
                                 f"it cannot be told whether it holds id {person_id}; fix the "
@@ -196,14 +196,43 @@ def _listing(folder: str, *, read: bool = False) -> list[str]:
 
 def misnamed_file(home: Home, platform: str, handle: str) -> str | None:
     """The name of a hand-made file that means this handle but is not `<handle>.md`."""
+    def from_disk() -> str | None:
+        try:
+            with open(os.path.join(home.ids(platform), MISNAMED, handle),
+                      encoding="utf-8") as file:
+                return file.read()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    return _consult(home, platform, lambda scan: scan.misnamed.get(handle), from_disk)
+
+
+def _consult(home: Home, platform: str, from_scan: Callable[[Scan], T],
+             from_disk: Callable[[], T]) -> T:
+    """An answer from the map: from the scan it was just rebuilt from, or read from its folder.
+    A rebuild empties the folder before it fills it again, so a reading taken meanwhile could
+    say "nobody": the stamp (made anew by each rebuild, touched by each writer) must be the
+    same before and after the reading, or it is taken again under `held`, where no rebuild
+    runs."""
     found = _rebuilt_if_stale(home, platform)
     if found is not None:
-        return found.misnamed.get(handle)
+        return from_scan(found)
+    before = _stamp_seen(home, platform)
+    answer = from_disk()
+    if before is not None and _stamp_seen(home, platform) == before:
+        return answer
+    with held(home, platform):
+        if _stale(home, platform):
+            return from_scan(_rebuild(home, platform))
+        return from_disk()
+
+
+def _stamp_seen(home: Home, platform: str) -> tuple[int, int, int] | None:
     try:
-        with open(os.path.join(home.ids(platform), MISNAMED, handle), encoding="utf-8") as file:
-            return file.read()
+        seen = os.stat(os.path.join(home.ids(platform), STAMP))
     except (FileNotFoundError, NotADirectoryError):
         return None
+    return seen.st_ino, seen.st_mtime_ns, seen.st_ctime_ns
 
 
 def _rebuilt_if_stale(home: Home, platform: str) -> Scan | None:
@@ -495,6 +524,10 @@ def _rebuild(home: Home, platform: str, parsed: Parsed | None = None,
     # Best effort: a read-only home still gets a correct answer, just not a saved map.
     with contextlib.suppress(OSError):
         folder = home.ids(platform)
+        # The stamp goes first: a reader that found it before the emptying below finds it
+        # gone after its reading, and reads again under `held` (see _consult).
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            os.unlink(folder / STAMP)
         shutil.rmtree(folder, ignore_errors=True)
         for person_id, handles in found.ids.items():
             (folder / person_id).mkdir(parents=True, exist_ok=True)
