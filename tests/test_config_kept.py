@@ -315,7 +315,8 @@ def remember(cli, home: Path, config: Path | None, *extra: str):  # type: ignore
 @pytest.mark.usefixtures("person")
 def test_a_refused_remember_keeps_nothing_of_the_config_and_a_done_one_keeps_its_copy(
         cli, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    config = tmp_path / "tactful.yaml"
+    config = tmp_path / "elsewhere" / "tactful.yaml"  # not ./tactful.yaml: none is found there
+    config.parent.mkdir()
     config.write_text("persona:\n  timezone: Asia/Tokyo\n", encoding="utf-8")
     shutil.rmtree(home / ".cache", ignore_errors=True)  # what the fixture's remember kept
     before = tree(home)
@@ -326,6 +327,8 @@ def test_a_refused_remember_keeps_nothing_of_the_config_and_a_done_one_keeps_its
     assert tree(home) == before
     assert remember(cli, home, config).code == 0
     assert len(copies(home)) == 1
+    assert remember(cli, home, None).code == 0
+    assert (home / ".cache" / "config" / "user-folder.json").exists()
 
 
 @pytest.mark.usefixtures("person")
@@ -347,6 +350,22 @@ def test_remember_with_an_unchanged_config_reads_the_copy_not_the_schema(
     assert run() == "0 False False"
     config.write_text("persona:\n  timezone: Asia/Seoul\n", encoding="utf-8")
     assert run() == "0 True True"
+
+
+@pytest.mark.usefixtures("person")
+def test_remember_without_a_config_file_asks_platformdirs_only_the_first_time(
+        home: Path, tmp_path: Path) -> None:
+    shutil.rmtree(home / ".cache", ignore_errors=True)
+    probe = ("import sys; from tactful.core.cli.main import main; "
+             f"code = main(['--home', {str(home)!r}, 'remember', 'x', 'ada', '--kind', 'reply', "
+             "'--they', 'hi']); print(code, 'platformdirs' in sys.modules)")
+
+    def run() -> str:
+        return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                              check=True, cwd=tmp_path).stdout.splitlines()[-1]
+
+    assert run() == "0 True"  # asked, and the answer kept once the remember was done
+    assert run() == "0 False"
 
 
 @pytest.mark.usefixtures("person")

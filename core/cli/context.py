@@ -53,9 +53,11 @@ class Context(App):
         def user_file() -> Path | None:  # where the user's own config goes, kept in the home
             if named is None:
                 return loader.user_config_file()
-            if later:
+            found = view.user_config_file(named, keep=not later)
+            # platformdirs is imported only when the kept answer did not serve: keep it then.
+            if later and "platformdirs" in sys.modules:
                 self._to_keep.append(lambda: view.user_config_file(named))
-            return view.user_config_file(named, keep=not later)
+            return found
 
         path = loader.config_file(Path(self.config_arg) if self.config_arg else None,
                                   environ=self.environ, user_file=user_file)
