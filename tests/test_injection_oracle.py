@@ -21,13 +21,16 @@ import re
 import subprocess
 import sys
 import urllib.parse
+import warnings
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from re import _constants as sre
+from re import _parser as sre_parser
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tactful.core.memory import injection
@@ -230,6 +233,70 @@ def oracle(text: str) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
+# How the regex parser reads the start of a pattern, to check the guard's cheap reading of it
+
+
+def exact(items: list[tuple[object, object]]) -> set[str] | None:
+    """Every string the parsed items can match, when that is a small finite set, else None."""
+    out = {""}
+    for op, av in items:
+        got: set[str] | None
+        if op is sre.LITERAL:
+            got = {chr(av)}  # type: ignore[arg-type]
+        elif op is sre.SUBPATTERN:
+            _, add, remove, sub = av  # type: ignore[misc]
+            got = None if add or remove else exact(list(sub))
+        elif op is sre.BRANCH:
+            got = set()
+            for sub in av[1]:  # type: ignore[index]
+                each = exact(list(sub))
+                if each is None:
+                    got = None
+                    break
+                got |= each
+        elif op is sre.IN:
+            members = list(av)  # type: ignore[call-overload]
+            got = ({chr(v) for _, v in members}
+                   if all(o is sre.LITERAL for o, _ in members) else None)
+        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT) and av[:2] == (0, 1):  # type: ignore[index]
+            each = exact(list(av[2]))  # type: ignore[index]
+            got = None if each is None else each | {""}
+        else:
+            got = None
+        if got is None or len(out) * len(got) > 10_000:
+            return None
+        out = {a + b for a in out for b in got}
+    return out
+
+
+def parser_starts(source: str) -> set[str]:
+    """Strings one of which every match starts with, as the regex parser reads the source: the
+    items at its start whose matches are a known finite set, joined."""
+    tree = sre_parser.parse(source)
+    if tree.state.flags & ~re.UNICODE:
+        return {""}
+    out = {""}
+    for op, av in tree:
+        each = exact([(op, av)])
+        repeated = op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
+        if each is None and repeated and av[0] >= 1:  # type: ignore[index]
+            # At least once: a match starts with one of what it matches once.
+            once = exact(list(av[2]))  # type: ignore[index]
+            if once is not None and len(out) * len(once) <= 10_000:
+                out = {a + b for a in out for b in once}
+            break
+        if each is None or len(out) * len(each) > 10_000:
+            break
+        out = {a + b for a in out for b in each}
+    return out
+
+
+def sound(leading: tuple[str, ...], source: str) -> bool:
+    """Every match of `source` starts with one of `leading`."""
+    return all(any(start.startswith(word) for word in leading) for start in parser_starts(source))
+
+
+# ---------------------------------------------------------------------------------------------
 # Texts
 
 ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
@@ -352,6 +419,31 @@ def test_the_splitter_finds_the_alternatives_the_old_one_found_in_every_family()
 @given(st.text(alphabet="ab()|[]^\\?:\n", max_size=40))
 def test_the_splitter_agrees_with_the_old_one_on_any_source(source: str) -> None:
     assert injection._alternatives(source) == old_alternatives(source)
+
+
+def test_every_family_alternative_starts_with_one_of_the_words_its_regex_is_skipped_without(
+) -> None:
+    checked = 0
+    for group in injection._FAMILIES:
+        for pattern in group.patterns():
+            if pattern.leading is not None:
+                assert sound(pattern.leading, pattern.regex.source), pattern.regex.source[:60]
+                checked += 1
+    assert checked > 80
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="abs (?:|)*+{}2,\\[]^", max_size=24))
+def test_the_leading_words_are_where_every_match_starts_for_any_source(source: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # "possible nested set": still valid
+        try:
+            re.compile(source)
+        except re.error:
+            assume(False)
+        leading = injection._leading(source)
+        if leading is not None:
+            assert sound(leading, source)
 
 
 def test_the_lazy_families_hold_the_patterns_the_eager_build_made() -> None:

@@ -188,8 +188,8 @@ class _Pattern:
     class, not a dataclass: making the dataclasses cost every import milliseconds.)"""
 
     __slots__ = (
-        "after", "anchored", "anchors", "before", "imperative", "near", "needles", "reason",
-        "regex", "word_start",
+        "after", "anchored", "anchors", "before", "imperative", "leading", "near", "needles",
+        "reason", "regex", "word_start",
     )
 
     def __init__(
@@ -216,6 +216,9 @@ class _Pattern:
         word_start: bool = False,
         # Tried once, at the start of the text only.
         anchored: bool = False,
+        # Words one of which every match starts with (`_leading`), or None: a chunk without
+        # any of them cannot hold a match, so the regex is neither compiled nor run on it.
+        leading: tuple[str, ...] | None = None,
     ) -> None:
         self.reason = reason
         self.needles = needles
@@ -227,6 +230,7 @@ class _Pattern:
         self.anchors = anchors
         self.word_start = word_start
         self.anchored = anchored
+        self.leading = leading
 
 
 # What comes right before a verb that is being reported or negated rather than ordered. "You
@@ -727,6 +731,43 @@ def _family(
     )
 
 
+# Characters that are not themselves in a pattern source (outside a class).
+_META = frozenset("\\.^$*+?{}[]()|")
+_QUANTIFIERS = frozenset("?*{")
+
+
+def _leading(body: str) -> tuple[str, ...] | None:
+    """Strings one of which every match of the pattern source `body` starts with, read off its
+    first piece when that piece is plain: a run of literal characters, or a group `(?:a|b|c)`
+    of plain words (each may end in an optional letter) that is not itself optional. None for
+    anything else, and then the pattern runs as it always did. tests/test_injection_oracle.py
+    checks every family's alternatives against the regex parser's reading of them."""
+    if len(_alternatives(body)) != 1:
+        return None  # a bar at the top: another alternative may start with anything
+    if body.startswith("(?:"):
+        end = 3
+        while end < len(body) and body[end] not in _META - {"|", "?"}:
+            end += 1
+        if end == len(body) or body[end] != ")" or body[end + 1 : end + 2] in _QUANTIFIERS:
+            return None
+        words = []
+        for word in body[3:end].split("|"):
+            if "?" in word[:-1]:
+                return None
+            word = word[:-2] if word.endswith("?") else word  # "agents?" starts "agent"
+            if not word:
+                return None
+            words.append(word)
+        return tuple(words)
+    end = 0
+    while end < len(body) and body[end] not in _META:
+        end += 1
+    run = body[:end]
+    if body[end : end + 1] in _QUANTIFIERS:
+        run = run[:-1]  # the last character is optional or repeated from zero
+    return (run,) if run else None
+
+
 def _family_patterns(group: _Group) -> tuple[_Pattern, ...]:
     family = group.definition
     assert family is not None
@@ -746,6 +787,7 @@ def _family_patterns(group: _Group) -> tuple[_Pattern, ...]:
                 anchors=group.anchors,
                 word_start=word_start,
                 anchored=anchored,
+                leading=_leading(body),
             )
         )
     return tuple(patterns)
@@ -1735,6 +1777,8 @@ def _first_in(
         if group.near is not None and not _near_spans(group.near, text, nearby)[0]:
             continue  # as below, for every pattern of the group at once
         for pattern in group.patterns():
+            if pattern.leading is not None and not _holds_one(chunk, pattern.leading):
+                continue  # no match can start in this chunk
             if pattern.near is not None and not _near_spans(pattern.near, text, nearby)[0]:
                 # No partner anywhere in the text: no match of this pattern could count, so
                 # its regex (a family can have dozens of alternatives) is not run at all.
@@ -1757,6 +1801,13 @@ def _first_in(
                     continue
                 return pattern.reason
     return None
+
+
+def _holds_one(chunk: str, words: tuple[str, ...]) -> bool:
+    for word in words:  # noqa: SIM110 — a plain loop, not any() over a generator: it runs often
+        if word in chunk:
+            return True
+    return False
 
 
 def _near_spans(
