@@ -2,17 +2,20 @@
 grow; this tree beside an earlier commit (by default the one before the guard made its
 families lazily), side by side in one run.
 
-1. Starts, wall time, in paired rounds (each round runs every command once, in turns, so drift
-   on a shared machine hits each alike; medians; ratios to `python3 -c pass`):
+1. Starts, in paired rounds (each round runs every command once, in turns, so drift on a
+   shared machine hits each alike; medians; ratios to `python3 -c pass`), as wall time and as
+   the CPU time of the process (which a queue for a core does not inflate):
      * importing the guard (`python3 -c "import tactful.core.memory.injection"`);
      * importing it and screening one ordinary message (what a `remember` run or a sync-log
-       helper does with the guard);
+       helper does with the guard), and one that names a model and an action (it opens the
+       agent family, whose regexes are the largest to compile);
      * `tactful remember x new_N --kind reply --they "..."`, the whole command, a new person
        each time, in a home of its own per tree;
    and the guard's own import time as `python3 -X importtime` reports it (cumulative, so with
    the clause, decoding and hidden-character modules it imports).
-2. Per text, CPU time in one process per tree, warm (patterns already made): every line of the
-   prose corpus, the benign imperatives and near misses, one text at a time.
+2. Per text, CPU time in a process per tree (three, in turns; the best kept), warm (patterns
+   already made): every line of the prose corpus, the benign imperatives and near misses, one
+   text at a time.
 3. Growth: for texts of 1 KB to 100 KB (1 MB with --full), the time per kilobyte of the guard,
    beside two baselines over the same text in the same process (`str.lower`, and `re.search`
    of a pattern that never matches, which reads the whole text once). Flat rows mean linear
@@ -38,6 +41,7 @@ import io
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -165,9 +169,16 @@ def run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str
 
 
 IMPORT_GUARD = "import tactful.core.memory.injection"
+# One that names a model and an action: the agent family's gate opens and its partner is
+# present, so a fresh process compiles its largest regexes for it.
+MODEL_MESSAGE = "Love the new model, will share my notes with you later"
 SCREEN_ONE = (
     "from tactful.core.memory.injection import injection_reason; "
     f"assert injection_reason({MESSAGE!r}) is None"
+)
+SCREEN_MODEL = (
+    "from tactful.core.memory.injection import injection_reason; "
+    f"assert injection_reason({MODEL_MESSAGE!r}) is None"
 )
 TACTFUL = "import sys; from tactful.core.cli.main import entry; entry()"
 
@@ -181,12 +192,15 @@ def starts(trees: dict[str, Path | None], homes: dict[str, Path], rounds: int) -
         env = child_env(tree)
         commands[f"import the guard, {name}"] = ([py, "-c", IMPORT_GUARD], env, "")
         commands[f"import + screen one message, {name}"] = ([py, "-c", SCREEN_ONE], env, "")
+        commands[f"import + screen one naming a model, {name}"] = (
+            [py, "-c", SCREEN_MODEL], env, "")
         commands[f"tactful remember, {name}"] = (
             [py, "-c", TACTFUL, "--home", str(homes[name]), "remember", "x", "new_{n}",
              "--kind", "reply", "--they", MESSAGE], env, "")
         commands[f"-X importtime: the guard, {name}"] = (
             [py, "-X", "importtime", "-c", IMPORT_GUARD], env, "importtime")
     walls: dict[str, list[float]] = {name: [] for name in commands}
+    cpus: dict[str, list[float]] = {name: [] for name in commands}
     guard_us: dict[str, list[int]] = {name: [] for name in commands}
     for n in range(rounds + 1):  # the first round writes bytecode and is not counted
         order = list(commands.items())
@@ -194,9 +208,11 @@ def starts(trees: dict[str, Path | None], homes: dict[str, Path], rounds: int) -
             order.reverse()
         for name, (argv, env, kind) in order:
             argv = [arg.replace("{n}", str(n)) for arg in argv]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
             done = run(argv, env)
             wall = time.perf_counter() - started
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if n == 0:
                 continue
             if kind == "importtime":
@@ -205,29 +221,36 @@ def starts(trees: dict[str, Path | None], homes: dict[str, Path], rounds: int) -
                 guard_us[name].append(int(line.split("|")[1]))
             else:
                 walls[name].append(wall)
+                cpus[name].append(after.ru_utime + after.ru_stime
+                                  - before.ru_utime - before.ru_stime)
     bare = statistics.median(walls["python3 -c pass"])
-    print(f"\nStarts, wall time, median of {rounds} paired rounds:")
-    print(f"{'command':46} {'median ms':>10} {'x pass':>7}")
+    bare_cpu = statistics.median(cpus["python3 -c pass"])
+    print(f"\nStarts, median of {rounds} paired rounds: wall time, and the CPU time of the process"
+          " (what it costs the machine, whatever the queue for a core)")
+    print(f"{'command':50} {'wall ms':>8} {'x pass':>7} {'CPU ms':>7} {'x pass':>7}")
     for name, times in walls.items():
         if times:
-            print(f"{name:46} {statistics.median(times) * 1e3:>10.1f} "
-                  f"{statistics.median(times) / bare:>7.2f}")
-    print(f"\n{'python3 -X importtime, cumulative':46} {'median ms':>10}")
+            wall, cpu = statistics.median(times), statistics.median(cpus[name])
+            print(f"{name:50} {wall * 1e3:>8.1f} {wall / bare:>7.2f} {cpu * 1e3:>7.1f} "
+                  f"{cpu / bare_cpu:>7.2f}")
+    print(f"\n{'python3 -X importtime, cumulative':50} {'median ms':>8}")
     for name, values in guard_us.items():
         if values:
-            print(f"{name:46} {statistics.median(values) / 1e3:>10.1f}")
+            print(f"{name:50} {statistics.median(values) / 1e3:>8.1f}")
     names = list(trees)
     if len(names) == 2:
         later, earlier = names
-        print(f"\nthis tree / {earlier}:")
-        for what in ("import the guard", "import + screen one message", "tactful remember"):
-            a = statistics.median(walls[f"{what}, {later}"])
-            b = statistics.median(walls[f"{what}, {earlier}"])
-            print(f"  {what:44} {a / b:.2f} (minus python3 -c pass: "
-                  f"{(a - bare) * 1e3:.1f} vs {(b - bare) * 1e3:.1f} ms)")
+        print(f"\nthis tree / {earlier}, and each minus python3 -c pass:")
+        for what in ("import the guard", "import + screen one message",
+                     "import + screen one naming a model", "tactful remember"):
+            a, b = (statistics.median(walls[f"{what}, {tree}"]) for tree in (later, earlier))
+            ca, cb = (statistics.median(cpus[f"{what}, {tree}"]) for tree in (later, earlier))
+            print(f"  {what:36} wall {a / b:.2f} ({(a - bare) * 1e3:.1f} vs "
+                  f"{(b - bare) * 1e3:.1f} ms); CPU {ca / cb:.2f} "
+                  f"({(ca - bare_cpu) * 1e3:.1f} vs {(cb - bare_cpu) * 1e3:.1f} ms)")
         a = statistics.median(guard_us[f"-X importtime: the guard, {later}"])
         b = statistics.median(guard_us[f"-X importtime: the guard, {earlier}"])
-        print(f"  {'-X importtime of the guard':44} {a / b:.2f} "
+        print(f"  {'-X importtime of the guard':36} {a / b:.2f} "
               f"({a / 1e3:.1f} vs {b / 1e3:.1f} ms)")
 
 
@@ -244,12 +267,22 @@ def screening(trees: dict[str, Path | None], repeat: int, sizes: tuple[int, ...]
     with tempfile.TemporaryDirectory() as scratch:
         job = Path(scratch) / "job.json"
         job.write_text(json.dumps({"short": short, "growth": growth}), encoding="utf-8")
-        for name, tree in trees.items():
-            done = run([sys.executable, __file__, "--worker", str(job), "--repeat",
-                        str(repeat)], child_env(tree))
-            results[name] = json.loads(done.stdout)
+        # Each tree's worker runs three times, in turns; the best of its runs is kept.
+        for turn in range(3):
+            order = list(trees.items())
+            if turn % 2:
+                order.reverse()
+            for name, tree in order:
+                done = run([sys.executable, __file__, "--worker", str(job), "--repeat",
+                            str(repeat)], child_env(tree))
+                got = json.loads(done.stdout)
+                if name in results:
+                    got["per_text"] = min(got["per_text"], results[name]["per_text"])
+                    got["growth"] = {key: min(value, results[name]["growth"][key])
+                                     for key, value in got["growth"].items()}
+                results[name] = got
     names = list(trees)
-    print(f"\nPer text, CPU, warm, best of {repeat}: {len(short)} ordinary texts "
+    print(f"\nPer text, CPU, warm, best of 3 x {repeat}: {len(short)} ordinary texts "
           "(prose, benign imperatives, near misses), one at a time")
     for name in names:
         print(f"  {name:44} {results[name]['per_text'] * 1e6:>8.1f} us a text")

@@ -43,10 +43,14 @@ and the encoded spans found and decoded in `injection_decoding`.
 
 Cost is linear in the length of the text: long texts are read in overlapping chunks; a pattern
 runs only on chunks holding its needles or anchor words; each alternative of a family is its
-own pattern so the engine can skip to the letters it starts with; two-part patterns pair their
-parts by bisection; decoding never reaches beyond the encoded spans. `bench/privacy_gate.py`
-and `bench/injection_scaling.py` measure it. Standard library only; imported when writing,
-never by `check` or `card`.
+own pattern so the engine can skip to the letters it starts with, and is skipped on a chunk
+without the words every match of it starts with; two-part patterns pair their parts by
+bisection; decoding never reaches beyond the encoded spans. Importing costs little: regexes
+are compiled when first used and a family's patterns are made when a text first opens its
+gate, so a process pays only for what its texts reach. `bench/privacy_gate.py` and
+`bench/injection_scaling.py` measure it; tests/test_injection_oracle.py holds the verdicts to
+those of every pattern made and compiled up front. Standard library only; imported when
+writing, never by `check` or `card`.
 """
 
 from __future__ import annotations
