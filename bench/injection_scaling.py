@@ -1,62 +1,63 @@
-"""How the injection guard's time grows with the length of the text.
+"""What the injection guard costs: at the start of a process, per ordinary text, and as texts
+grow; this tree beside an earlier commit (by default the one before the guard made its
+families lazily), side by side in one run.
 
-Side by side in one run, for texts of 1 KB, 10 KB, 100 KB and 1 MB: the time per kilobyte of
-`injection_reason`, and of two baselines over the same text (`str.lower`, and `re.search` of a
-pattern that never matches, which reads the whole text once). Flat rows mean linear time; the
-ratio column says how many baseline passes one judgement costs.
+1. Starts, in paired rounds (each round runs every command once, in turns, so drift on a
+   shared machine hits each alike; medians; ratios to `python3 -c pass`), as wall time and as
+   the CPU time of the process (which a queue for a core does not inflate):
+     * importing the guard (`python3 -c "import tactful.core.memory.injection"`);
+     * importing it and screening one ordinary message (what a `remember` run or a sync-log
+       helper does with the guard), and one that names a model and an action (it opens the
+       agent family, whose regexes are the largest to compile);
+     * `tactful remember x new_N --kind reply --they "..."`, the whole command, a new person
+       each time, in a home of its own per tree;
+   and the guard's own import time as `python3 -X importtime` reports it (cumulative, so with
+   the clause, decoding and hidden-character modules it imports).
+2. Per text, CPU time in a process per tree (three, in turns; the best kept), warm (patterns
+   already made): every line of the prose corpus, the benign imperatives and near misses, one
+   text at a time.
+3. Growth: for texts of 1 KB to 100 KB (1 MB with --full), the time per kilobyte of the guard,
+   beside two baselines over the same text in the same process (`str.lower`, and `re.search`
+   of a pattern that never matches, which reads the whole text once). Flat rows mean linear
+   time. Texts (none holds an attempt; the run stops if one is flagged):
+     * prose: the shared prose corpus, lines joined until the size is reached;
+     * imperatives: the benign imperatives, which share words with every family;
+     * near misses: parts of attempts that never complete (addressees, staff words, fresh
+       orders, secret nouns, image links without data), the worst case for the structural
+       reading;
+     * one token: a single run without spaces that looks like base64 (decoding is bounded).
 
-Texts (none holds an attempt, so nothing stops the guard reading early; the run stops if one
-is flagged):
-  * prose: the shared prose corpus, lines joined until the size is reached;
-  * imperatives: the benign imperatives, which share words with every family;
-  * near misses: parts of attempts that never complete (addressees, staff words, fresh orders,
-    secret nouns, image links without data), the worst case for the structural reading;
-  * one token: a single run without spaces that looks like base64 (decoding is bounded).
+The earlier tree is taken with `git archive` into a temporary folder and put first on
+PYTHONPATH; every process runs with bytecode written and read, as on any install (a shell with
+PYTHONDONTWRITEBYTECODE would otherwise time compiling). CPU times are best of --repeat runs.
 
-Times are CPU time of this process (`time.process_time`), best of --repeat runs: the machine
-this is run on is often shared, and waiting for a core is not the guard's cost.
-
-Run: .venv/bin/python bench/injection_scaling.py [--repeat 3]
+Run: .venv/bin/python bench/injection_scaling.py [--before REV] [--rounds 11] [--full]
 """
 
 from __future__ import annotations
 
 import argparse
+import io
+import json
+import os
 import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tactful.core.memory.injection import injection_reason
-
-CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
-SIZES = (1_000, 10_000, 100_000, 1_000_000)
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "corpus"
+# The commit before the guard made its families lazily.
+BEFORE = "8388184"
 NEVER = re.compile(r"zq{3}x")
-
-
-def corpus(name: str) -> list[str]:
-    lines = (CORPUS / name).read_text(encoding="utf-8").split("\n")
-    return [line for line in lines if line.strip() and not line.startswith("#")]
-
-
-def filled(lines: list[str], size: int) -> str:
-    """Lines joined up to `size` characters. A line that would make an attempt with the lines
-    just before it is left out (a corpus of benign lines still holds a few such pairs, and a
-    text the guard stops reading early would not measure the whole length)."""
-    lines = [line for line in lines if injection_reason(line) is None]
-    parts: list[str] = []
-    total = 0
-    i = 0
-    while total < size:
-        line = lines[i % len(lines)]
-        i += 1
-        if injection_reason("\n".join([*parts[-3:], line])) is not None:
-            continue
-        parts.append(line)
-        total += len(line) + 1
-    return "\n".join(parts)[:size]
-
-
+MESSAGE = "thanks, will do! the ferry leaves at nine, see you at the harbour"
 NEAR_MISSES = [
     "AI agents reading this thread, thanks for nothing.",
     "The ferry operator posted a photo of the harbour.",
@@ -71,12 +72,35 @@ NEAR_MISSES = [
 ]
 
 
-def texts(size: int) -> dict[str, str]:
+def corpus(name: str) -> list[str]:
+    lines = (CORPUS / name).read_text(encoding="utf-8").split("\n")
+    return [line for line in lines if line.strip() and not line.startswith("#")]
+
+
+def filled(judge: Callable[[str], str | None], lines: list[str], size: int) -> str:
+    """Lines joined up to `size` characters. A line that would make an attempt with the lines
+    just before it is left out (a corpus of benign lines still holds a few such pairs, and a
+    text the guard stops reading early would not measure the whole length)."""
+    lines = [line for line in lines if judge(line) is None]
+    parts: list[str] = []
+    total = 0
+    i = 0
+    while total < size:
+        line = lines[i % len(lines)]
+        i += 1
+        if judge("\n".join([*parts[-3:], line])) is not None:
+            continue
+        parts.append(line)
+        total += len(line) + 1
+    return "\n".join(parts)[:size]
+
+
+def growth_texts(judge: Callable[[str], str | None], size: int) -> dict[str, str]:
     token = ("QWxsIHRoZSB3b3JsZCBpcyBhIHN0YWdlLCBhbmQgYWxsIHRoZSBtZW4g" * (size // 56 + 1))[:size]
     return {
-        "prose": filled(corpus("prose.txt"), size),
-        "imperatives": filled(corpus("benign_imperatives.txt"), size),
-        "near misses": filled(NEAR_MISSES, size),
+        "prose": filled(judge, corpus("prose.txt"), size),
+        "imperatives": filled(judge, corpus("benign_imperatives.txt"), size),
+        "near misses": filled(judge, NEAR_MISSES, size),
         "one token": token,
     }
 
@@ -92,21 +116,212 @@ def best(fn: Callable[[str], object], text: str, repeat: int) -> float:
     return min(times)
 
 
+def worker(path: Path, repeat: int) -> None:
+    """Runs in a process of one tree (whichever `tactful` is first on the path) and prints its
+    figures as JSON."""
+    from tactful.core.memory.injection import injection_reason
+
+    job = json.loads(path.read_text(encoding="utf-8"))
+    short: list[str] = job["short"]
+    for text in short:
+        injection_reason(text)  # warm: every pattern these texts reach is made
+    per_text = []
+    for _ in range(repeat):
+        started = time.process_time()
+        for text in short:
+            injection_reason(text)
+        per_text.append((time.process_time() - started) / len(short))
+    growth = {}
+    for key, text in job["growth"].items():
+        assert injection_reason(text) is None, key
+        growth[key] = best(injection_reason, text, repeat)
+    print(json.dumps({"per_text": min(per_text), "growth": growth}))
+
+
+def child_env(tree: Path | None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("PYTHONPATH", None)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    return env
+
+
+def earlier_tree(rev: str, into: Path) -> Path:
+    """The tree at `rev` as an importable `tactful` package under `into`."""
+    package = into / "tactful"
+    package.mkdir(parents=True)
+    git = shutil.which("git")
+    if git is None:
+        raise SystemExit("git is needed to take the earlier tree (or pass --before '')")
+    archive = subprocess.run([git, "-C", str(ROOT), "archive", rev], capture_output=True,
+                             check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(package, filter="data")
+    return into
+
+
+def run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False, cwd=ROOT)
+    if done.returncode != 0:
+        raise SystemExit(f"{argv[:4]} failed ({done.returncode}): {done.stderr[-400:]}")
+    return done
+
+
+IMPORT_GUARD = "import tactful.core.memory.injection"
+# One that names a model and an action: the agent family's gate opens and its partner is
+# present, so a fresh process compiles its largest regexes for it.
+MODEL_MESSAGE = "Love the new model, will share my notes with you later"
+SCREEN_ONE = (
+    "from tactful.core.memory.injection import injection_reason; "
+    f"assert injection_reason({MESSAGE!r}) is None"
+)
+SCREEN_MODEL = (
+    "from tactful.core.memory.injection import injection_reason; "
+    f"assert injection_reason({MODEL_MESSAGE!r}) is None"
+)
+TACTFUL = "import sys; from tactful.core.cli.main import entry; entry()"
+
+
+def starts(trees: dict[str, Path | None], homes: dict[str, Path], rounds: int) -> None:
+    py = sys.executable
+    commands: dict[str, tuple[list[str], dict[str, str], str]] = {
+        "python3 -c pass": ([py, "-c", "pass"], child_env(None), ""),
+    }
+    for name, tree in trees.items():
+        env = child_env(tree)
+        commands[f"import the guard, {name}"] = ([py, "-c", IMPORT_GUARD], env, "")
+        commands[f"import + screen one message, {name}"] = ([py, "-c", SCREEN_ONE], env, "")
+        commands[f"import + screen one naming a model, {name}"] = (
+            [py, "-c", SCREEN_MODEL], env, "")
+        commands[f"tactful remember, {name}"] = (
+            [py, "-c", TACTFUL, "--home", str(homes[name]), "remember", "x", "new_{n}",
+             "--kind", "reply", "--they", MESSAGE], env, "")
+        commands[f"-X importtime: the guard, {name}"] = (
+            [py, "-X", "importtime", "-c", IMPORT_GUARD], env, "importtime")
+    walls: dict[str, list[float]] = {name: [] for name in commands}
+    cpus: dict[str, list[float]] = {name: [] for name in commands}
+    guard_us: dict[str, list[int]] = {name: [] for name in commands}
+    for n in range(rounds + 1):  # the first round writes bytecode and is not counted
+        order = list(commands.items())
+        if n % 2:
+            order.reverse()
+        for name, (argv, env, kind) in order:
+            argv = [arg.replace("{n}", str(n)) for arg in argv]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            started = time.perf_counter()
+            done = run(argv, env)
+            wall = time.perf_counter() - started
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if n == 0:
+                continue
+            if kind == "importtime":
+                line = next(row for row in done.stderr.splitlines()
+                            if row.rstrip().endswith("| tactful.core.memory.injection"))
+                guard_us[name].append(int(line.split("|")[1]))
+            else:
+                walls[name].append(wall)
+                cpus[name].append(after.ru_utime + after.ru_stime
+                                  - before.ru_utime - before.ru_stime)
+    bare = statistics.median(walls["python3 -c pass"])
+    bare_cpu = statistics.median(cpus["python3 -c pass"])
+    print(f"\nStarts, median of {rounds} paired rounds: wall time, and the CPU time of the process"
+          " (what it costs the machine, whatever the queue for a core)")
+    print(f"{'command':50} {'wall ms':>8} {'x pass':>7} {'CPU ms':>7} {'x pass':>7}")
+    for name, times in walls.items():
+        if times:
+            wall, cpu = statistics.median(times), statistics.median(cpus[name])
+            print(f"{name:50} {wall * 1e3:>8.1f} {wall / bare:>7.2f} {cpu * 1e3:>7.1f} "
+                  f"{cpu / bare_cpu:>7.2f}")
+    print(f"\n{'python3 -X importtime, cumulative':50} {'median ms':>8}")
+    for name, values in guard_us.items():
+        if values:
+            print(f"{name:50} {statistics.median(values) / 1e3:>8.1f}")
+    names = list(trees)
+    if len(names) == 2:
+        later, earlier = names
+        print(f"\nthis tree / {earlier}, and each minus python3 -c pass:")
+        for what in ("import the guard", "import + screen one message",
+                     "import + screen one naming a model", "tactful remember"):
+            a, b = (statistics.median(walls[f"{what}, {tree}"]) for tree in (later, earlier))
+            ca, cb = (statistics.median(cpus[f"{what}, {tree}"]) for tree in (later, earlier))
+            print(f"  {what:36} wall {a / b:.2f} ({(a - bare) * 1e3:.1f} vs "
+                  f"{(b - bare) * 1e3:.1f} ms); CPU {ca / cb:.2f} "
+                  f"({(ca - bare_cpu) * 1e3:.1f} vs {(cb - bare_cpu) * 1e3:.1f} ms)")
+        a = statistics.median(guard_us[f"-X importtime: the guard, {later}"])
+        b = statistics.median(guard_us[f"-X importtime: the guard, {earlier}"])
+        print(f"  {'-X importtime of the guard':36} {a / b:.2f} "
+              f"({a / 1e3:.1f} vs {b / 1e3:.1f} ms)")
+
+
+def screening(trees: dict[str, Path | None], repeat: int, sizes: tuple[int, ...]) -> None:
+    from tactful.core.memory.injection import injection_reason
+
+    short = [line for line in corpus("prose.txt") + corpus("benign_imperatives.txt")
+             + NEAR_MISSES if injection_reason(line) is None]
+    growth = {f"{name}|{size}": text for size in sizes
+              for name, text in growth_texts(injection_reason, size).items()}
+    lower = {key: best(str.lower, text, repeat) for key, text in growth.items()}
+    search = {key: best(NEVER.search, text, repeat) for key, text in growth.items()}
+    results = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        job = Path(scratch) / "job.json"
+        job.write_text(json.dumps({"short": short, "growth": growth}), encoding="utf-8")
+        # Each tree's worker runs three times, in turns; the best of its runs is kept.
+        for turn in range(3):
+            order = list(trees.items())
+            if turn % 2:
+                order.reverse()
+            for name, tree in order:
+                done = run([sys.executable, __file__, "--worker", str(job), "--repeat",
+                            str(repeat)], child_env(tree))
+                got = json.loads(done.stdout)
+                if name in results:
+                    got["per_text"] = min(got["per_text"], results[name]["per_text"])
+                    got["growth"] = {key: min(value, results[name]["growth"][key])
+                                     for key, value in got["growth"].items()}
+                results[name] = got
+    names = list(trees)
+    print(f"\nPer text, CPU, warm, best of 3 x {repeat}: {len(short)} ordinary texts "
+          "(prose, benign imperatives, near misses), one at a time")
+    for name in names:
+        print(f"  {name:44} {results[name]['per_text'] * 1e6:>8.1f} us a text")
+    if len(names) == 2:
+        print(f"  {'this tree / earlier':44} "
+              f"{results[names[0]]['per_text'] / results[names[1]]['per_text']:>8.2f}")
+    print("\nGrowth, us per KB (guard in each tree; baselines in this process)")
+    head = "".join(f"{name[:18]:>20}" for name in names)
+    print(f"{'text':12} {'size':>7}{head} {'lower':>8} {'re':>7} {'guard/re':>9}")
+    for key, text in growth.items():
+        kind, size = key.split("|")
+        kb = len(text) / 1000
+        guards = "".join(f"{results[name]['growth'][key] / kb * 1e6:>20.1f}" for name in names)
+        ratio = results[names[0]]["growth"][key] / search[key]
+        print(f"{kind:12} {int(size) // 1000:>5}KB{guards} {lower[key] / kb * 1e6:>8.2f} "
+              f"{search[key] / kb * 1e6:>7.2f} {ratio:>9.0f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--before", default=BEFORE, help="the earlier commit ('' for none)")
+    parser.add_argument("--rounds", type=int, default=11)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--full", action="store_true", help="texts up to 1 MB")
+    parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    print(f"{'text':12} {'size':>8} {'guard us/KB':>12} {'lower us/KB':>12} "
-          f"{'re us/KB':>10} {'guard/lower':>12} {'guard/re':>9}")
-    for size in SIZES:
-        for name, text in texts(size).items():
-            assert injection_reason(text) is None, name
-            kb = len(text) / 1000
-            guard = best(injection_reason, text, args.repeat) / kb * 1e6
-            lower = best(str.lower, text, args.repeat) / kb * 1e6
-            search = best(NEVER.search, text, args.repeat) / kb * 1e6
-            print(f"{name:12} {size // 1000:>6}KB {guard:>12.1f} {lower:>12.2f} "
-                  f"{search:>10.2f} {guard / lower:>12.0f} {guard / search:>9.0f}")
+    if args.worker:
+        worker(args.worker, args.repeat)
+        return
+    sizes = (1_000, 10_000, 100_000, 1_000_000) if args.full else (1_000, 10_000, 100_000)
+    with tempfile.TemporaryDirectory() as scratch:
+        trees: dict[str, Path | None] = {"this tree": None}
+        if args.before:
+            trees[f"at {args.before}"] = earlier_tree(args.before, Path(scratch) / "before")
+        homes = {name: Path(scratch) / f"home{i}" for i, name in enumerate(trees)}
+        print(f"load average at start: {os.getloadavg()}")
+        starts(trees, homes, args.rounds)
+        screening(trees, args.repeat, sizes)
+        print(f"load average at end: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

@@ -43,10 +43,14 @@ and the encoded spans found and decoded in `injection_decoding`.
 
 Cost is linear in the length of the text: long texts are read in overlapping chunks; a pattern
 runs only on chunks holding its needles or anchor words; each alternative of a family is its
-own pattern so the engine can skip to the letters it starts with; two-part patterns pair their
-parts by bisection; decoding never reaches beyond the encoded spans. `bench/privacy_gate.py`
-and `bench/injection_scaling.py` measure it. Standard library only; imported when writing,
-never by `check` or `card`.
+own pattern so the engine can skip to the letters it starts with, and is skipped on a chunk
+without the words every match of it starts with; two-part patterns pair their parts by
+bisection; decoding never reaches beyond the encoded spans. Importing costs little: regexes
+are compiled when first used and a family's patterns are made when a text first opens its
+gate, so a process pays only for what its texts reach. `bench/privacy_gate.py` and
+`bench/injection_scaling.py` measure it; tests/test_injection_oracle.py holds the verdicts to
+those of every pattern made and compiled up front. Standard library only; imported when
+writing, never by `check` or `card`.
 """
 
 from __future__ import annotations
@@ -55,7 +59,6 @@ import re
 import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from tactful.core.memory.injection_clauses import clause_reason
 from tactful.core.memory.injection_decoding import decodings
@@ -75,6 +78,31 @@ AUTHORITY_CLAIM = "claimed developer authority"
 EXFILTRATION = "exfiltration image link"
 ENCODED = "encoded instructions"
 
+class _Regex:
+    """A regex compiled when first used. The guard holds a few hundred, most of which a given
+    text never reaches (their needles and anchor words gate them): compiling them all up front
+    cost every `remember` run as a process about a third of a second. Sources with non-ASCII
+    words are folded (`_fold_source`) when compiled, not at import.
+
+    Safe from several threads without a lock: compiling is pure, so two threads that race
+    both compile the same pattern and either result may be kept."""
+
+    __slots__ = ("_compiled", "flags", "fold", "source")
+
+    def __init__(self, source: str, flags: int = 0, *, fold: bool = False) -> None:
+        self.source = source
+        self.flags = flags
+        self.fold = fold
+        self._compiled: re.Pattern[str] | None = None
+
+    def get(self) -> re.Pattern[str]:
+        compiled = self._compiled
+        if compiled is None:
+            source = _fold_source(self.source) if self.fold else self.source
+            compiled = self._compiled = re.compile(source, self.flags)
+        return compiled
+
+
 # ---------------------------------------------------------------------------------------------
 # Normalization
 
@@ -83,14 +111,14 @@ _QUOTES = str.maketrans(
     {"’": "'", "‘": "'", "ʼ": "'", "`": "'", "“": '"', "”": '"', "ı": "i"}
 )
 # Combining accents, and the Arabic vowel and hamza marks (so أ, إ and ا read alike).
-_ACCENTS = re.compile("[\u0300-\u036f\u064b-\u065f\u0670]")
+_ACCENTS = _Regex("[\u0300-\u036f\u064b-\u065f\u0670]")
 # Format characters that can split a word without showing: soft hyphen, zero-width and
 # direction characters, word joiners, byte order mark, tags.
-_FORMAT = re.compile(
+_FORMAT = _Regex(
     "[\u00ad\u034f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
     "\U000e0000-\U000e007f]"
 )
-_CONTROLS = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+_CONTROLS = _Regex(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
 
 
 def _normalize(text: str) -> tuple[str, bool]:
@@ -101,12 +129,12 @@ def _normalize(text: str) -> tuple[str, bool]:
         text = text.lower()
     else:
         text = unicodedata.normalize("NFKC", text).casefold().translate(_QUOTES)
-        text = _ACCENTS.sub("", unicodedata.normalize("NFD", text))
-        stripped = _FORMAT.sub("", text)
+        text = _ACCENTS.get().sub("", unicodedata.normalize("NFD", text))
+        stripped = _FORMAT.get().sub("", text)
         hid = len(stripped) != len(text)
         text = stripped
     if not text.isprintable():
-        text = _CONTROLS.sub(" ", text)
+        text = _CONTROLS.get().sub(" ", text)
     lines = (" ".join(line.split()) for line in text.split("\n"))
     return "\n".join(line for line in lines if line), hid
 
@@ -123,7 +151,7 @@ _HOMOGLYPHS = str.maketrans(
 )  # fmt: skip
 _LEET = {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"}
 # Only digits and symbols touching a letter are stand-ins; "you are now 30" keeps its number.
-_LEET_CHARS = re.compile(r"(?<=[a-z])[013457@$!]|[013457@$!](?=[a-z])")
+_LEET_CHARS = _Regex(r"(?<=[a-z])[013457@$!]|[013457@$!](?=[a-z])")
 
 
 def _unleet(m: re.Match[str]) -> str:
@@ -134,7 +162,7 @@ def _deobfuscate(norm: str) -> str:
     text = norm if norm.isascii() else norm.translate(_HOMOGLYPHS)
     # Twice, so "1gn0r3" resolves: some stand-ins only touch letters through each other.
     for _ in range(2):
-        swapped = _LEET_CHARS.sub(_unleet, text)
+        swapped = _LEET_CHARS.get().sub(_unleet, text)
         if swapped == text:
             break
         text = swapped
@@ -145,65 +173,73 @@ def _deobfuscate(norm: str) -> str:
 # usual digit swaps all disappear. Its patterns are written in plain spelling and squashed the
 # same way.
 _SQUASH_MAP = str.maketrans({"l": "i", "|": "i", **_LEET})
-_NOT_LETTER = re.compile(r"[^a-z]+")
+_NOT_LETTER = _Regex(r"[^a-z]+")
 # Letters spaced out ("i g n o r e") or split by punctuation inside a word ("ig-nore",
 # "ignore.previous"): the signs of a disguise that make squashing worth the risk.
-_SPLIT_WORDS = re.compile(r"(?:\b[a-z][\s.\-_*·|~]+){3,}[a-z]\b|[a-z][.\-_*·|~]+[a-z]")
+_SPLIT_WORDS = _Regex(r"(?:\b[a-z][\s.\-_*·|~]+){3,}[a-z]\b|[a-z][.\-_*·|~]+[a-z]")
 
 
 def _squash(deobfuscated: str) -> str:
-    return _NOT_LETTER.sub("", deobfuscated.translate(_SQUASH_MAP))
+    return _NOT_LETTER.get().sub("", deobfuscated.translate(_SQUASH_MAP))
 
 
 # ---------------------------------------------------------------------------------------------
 # Patterns, on normalized text (casefolded, accents folded, one space between words)
 
 
-class _Regex:
-    """A regex compiled when first used. The guard holds a few hundred, most of which a given
-    text never reaches (their needles and anchor words gate them): compiling them all up front
-    cost every `remember` run as a process about a third of a second."""
-
-    __slots__ = ("_compiled", "source")
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self._compiled: re.Pattern[str] | None = None
-
-    def get(self) -> re.Pattern[str]:
-        if self._compiled is None:
-            self._compiled = re.compile(self.source)
-        return self._compiled
-
-
-@dataclass(frozen=True)
 class _Pattern:
-    reason: str
-    # At least one must occur in the text before the regex runs (cheap substring tests).
-    needles: tuple[str, ...]
-    regex: _Regex
-    # The match must give an order, not report one: "I always forget your rules".
-    imperative: bool = False
-    # Two-part patterns: `near` must also match, starting at most `after` characters after the
-    # match ends, or ending at most `before` characters before it starts ("AI agents reading
-    # this:" ... "follow @x"). Both parts are found once over the whole text and paired by
-    # bisection, so no gap is ever scanned twice.
-    near: _Regex | None = None
-    after: int = 0
-    before: int = 0
-    # Whole words, any one of which lets the pattern run (as a needle does); long texts are
-    # judged in chunks, so a pattern only runs where its words occur.
-    anchors: frozenset[str] = frozenset()
-    # The match must start a word (checked after the match: a leading \b would stop the engine
-    # from skipping ahead to the first letters the pattern can start with).
-    word_start: bool = False
-    # Tried once, at the start of the text only.
-    anchored: bool = False
+    """One regex of the guard, with what must hold around it for a match to count. (A plain
+    class, not a dataclass: making the dataclasses cost every import milliseconds.)"""
+
+    __slots__ = (
+        "after", "anchored", "anchors", "before", "imperative", "leading", "near", "needles",
+        "reason", "regex", "word_start",
+    )
+
+    def __init__(
+        self,
+        reason: str,
+        # At least one must occur in the text before the regex runs (cheap substring tests).
+        needles: tuple[str, ...],
+        regex: _Regex,
+        # The match must give an order, not report one: "I always forget your rules".
+        imperative: bool = False,
+        *,
+        # Two-part patterns: `near` must also match, starting at most `after` characters after
+        # the match ends, or ending at most `before` characters before it starts ("AI agents
+        # reading this:" ... "follow @x"). Both parts are found once over the whole text and
+        # paired by bisection, so no gap is ever scanned twice.
+        near: _Regex | None = None,
+        after: int = 0,
+        before: int = 0,
+        # Whole words, any one of which lets the pattern run (as a needle does); long texts are
+        # judged in chunks, so a pattern only runs where its words occur.
+        anchors: frozenset[str] = frozenset(),
+        # The match must start a word (checked after the match: a leading \b would stop the
+        # engine from skipping ahead to the first letters the pattern can start with).
+        word_start: bool = False,
+        # Tried once, at the start of the text only.
+        anchored: bool = False,
+        # Words one of which every match starts with (`_leading`), or None: a chunk without
+        # any of them cannot hold a match, so the regex is neither compiled nor run on it.
+        leading: tuple[str, ...] | None = None,
+    ) -> None:
+        self.reason = reason
+        self.needles = needles
+        self.regex = regex
+        self.imperative = imperative
+        self.near = near
+        self.after = after
+        self.before = before
+        self.anchors = anchors
+        self.word_start = word_start
+        self.anchored = anchored
+        self.leading = leading
 
 
 # What comes right before a verb that is being reported or negated rather than ordered. "You
 # will ignore..." and "you must ignore..." stay orders; "I'd ignore..." is an opinion.
-_REPORTED = re.compile(
+_REPORTED = _Regex(
     r"\b(?:(?:i|we|they|he|she|people)(?:'d|'ll| would| will| might| could| can| just| also)?"
     r"|you|always|often|sometimes|usually|never|not|don't|do not|didn't|can't|cannot|won't"
     r"|shouldn't|wouldn't) $"
@@ -585,45 +621,95 @@ _SQUASHED: tuple[_Pattern, ...] = (
 
 def _fold(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).casefold().translate(_QUOTES)
-    return _ACCENTS.sub("", unicodedata.normalize("NFD", text))
+    return _ACCENTS.get().sub("", unicodedata.normalize("NFD", text))
 
 
-_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+_NON_ASCII_RUN = _Regex(r"[^\x00-\x7f]+")
 
 
 def _fold_source(source: str) -> str:
     # Only the non-ASCII runs: folding `\S` would turn it into `\s`.
-    return _NON_ASCII_RUN.sub(lambda m: _fold(m.group(0)), source)
+    return _NON_ASCII_RUN.get().sub(lambda m: _fold(m.group(0)), source)
+
+
+# The pieces of a pattern source that decide where its top-level alternatives end: an escape
+# (whatever it escapes), a character class (a `]` right after `[` or `[^` is a member, and an
+# unclosed class runs to the end), a parenthesis, a bar. Found by the regex engine, not a loop
+# over every character: the families' sources run to tens of thousands of characters.
+_SOURCE_PIECE = _Regex(r"\\.|\[\^?\]?(?:\\.?|[^\]\\])*(?:\]|\Z)|[()|]", re.DOTALL)
 
 
 def _alternatives(source: str) -> list[str]:
     """The top-level alternatives of a pattern source."""
     parts: list[str] = []
     depth = 0
-    in_class = False
-    start = i = 0
-    while i < len(source):
-        ch = source[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-            if source[i + 1 : i + 2] == "]" or source[i + 1 : i + 3] == "^]":
-                i += 2 if source[i + 1] == "]" else 3
-                continue
-        elif ch == "(":
+    start = 0
+    for m in _SOURCE_PIECE.get().finditer(source):
+        piece = m.group()
+        if piece == "(":
             depth += 1
-        elif ch == ")":
+        elif piece == ")":
             depth -= 1
-        elif ch == "|" and depth == 0:
-            parts.append(source[start:i])
-            start = i + 1
-        i += 1
+        elif piece == "|" and depth == 0:
+            parts.append(source[start : m.start()])
+            start = m.end()
     parts.append(source[start:])
     return parts
+
+
+class _FamilyDefinition:
+    """A family as written: the arguments of `_family`, kept so its patterns can be made later
+    (and, in the tests, made all at once the way they were before they were made lazily)."""
+
+    __slots__ = ("after", "anchors", "before", "near", "needles", "reason", "source")
+
+    def __init__(
+        self, reason: str, needles: tuple[str, ...], source: str, near: str | None, after: int,
+        before: int, anchors: str,
+    ) -> None:
+        self.reason = reason
+        self.needles = needles
+        self.source = source
+        self.near = near
+        self.after = after
+        self.before = before
+        self.anchors = anchors
+
+
+class _Group:
+    """Patterns judged behind one gate: a chunk lets them run when it holds one of `needles` or
+    one of the words in `anchors`. `near` is the partner every one of them needs, if they share
+    one: with no partner in the text, the whole group is passed over at once.
+
+    A family's patterns are made the first time a text opens its gate (its source folded and
+    split into alternatives), not at import: most processes that import the guard screen a few
+    ordinary texts that open few of them, and building them all cost every start tens of
+    milliseconds. Safe from several threads without a lock: building is pure and the tuple is
+    published in one assignment, so two threads that race both build the same patterns and
+    either result may be kept."""
+
+    __slots__ = ("_patterns", "anchors", "definition", "near", "needles")
+
+    def __init__(
+        self,
+        needles: tuple[str, ...],
+        anchors: frozenset[str],
+        near: _Regex | None,
+        patterns: tuple[_Pattern, ...] | None = None,
+        definition: _FamilyDefinition | None = None,
+    ) -> None:
+        self.needles = needles
+        self.anchors = anchors
+        self.near = near
+        self._patterns = patterns
+        self.definition = definition
+
+    def patterns(self) -> tuple[_Pattern, ...]:
+        patterns = self._patterns
+        if patterns is None:
+            assert self.definition is not None
+            patterns = self._patterns = _family_patterns(self)
+        return patterns
 
 
 def _family(
@@ -635,29 +721,77 @@ def _family(
     after: int = 0,
     before: int = 0,
     anchors: str = "",
-) -> tuple[_Pattern, ...]:
+) -> _Group:
     """One pattern per top-level alternative of `source`: a single regex of many alternatives
     tries every one at every position, while each alternative on its own lets the engine skip
-    straight to the letters it can start with."""
-    near_regex = _Regex(_fold_source(near)) if near else None
-    folded_needles = tuple(_fold(n) for n in needles)
-    words = frozenset(_fold(anchors).split())
+    straight to the letters it can start with. The gate is known at import; the patterns are
+    made when it first opens."""
+    definition = _FamilyDefinition(reason, needles, source, near, after, before, anchors)
+    return _Group(
+        tuple(_fold(n) for n in needles),
+        frozenset(_fold(anchors).split()),
+        _Regex(near, fold=True) if near else None,
+        definition=definition,
+    )
+
+
+# Characters that are not themselves in a pattern source (outside a class).
+_META = frozenset("\\.^$*+?{}[]()|")
+_QUANTIFIERS = frozenset("?*{")
+
+
+def _leading(body: str) -> tuple[str, ...] | None:
+    """Strings one of which every match of the pattern source `body` starts with, read off its
+    first piece when that piece is plain: a run of literal characters, or a group `(?:a|b|c)`
+    of plain words (each may end in an optional letter) that is not itself optional. None for
+    anything else, and then the pattern runs as it always did. tests/test_injection_oracle.py
+    checks every family's alternatives against the regex parser's reading of them."""
+    if len(_alternatives(body)) != 1:
+        return None  # a bar at the top: another alternative may start with anything
+    if body.startswith("(?:"):
+        end = 3
+        while end < len(body) and body[end] not in _META - {"|", "?"}:
+            end += 1
+        if end == len(body) or body[end] != ")" or body[end + 1 : end + 2] in _QUANTIFIERS:
+            return None
+        words = []
+        for word in body[3:end].split("|"):
+            if "?" in word[:-1]:
+                return None
+            word = word[:-2] if word.endswith("?") else word  # "agents?" starts "agent"
+            if not word:
+                return None
+            words.append(word)
+        return tuple(words)
+    end = 0
+    while end < len(body) and body[end] not in _META:
+        end += 1
+    run = body[:end]
+    if body[end : end + 1] in _QUANTIFIERS:
+        run = run[:-1]  # the last character is optional or repeated from zero
+    return (run,) if run else None
+
+
+def _family_patterns(group: _Group) -> tuple[_Pattern, ...]:
+    family = group.definition
+    assert family is not None
     patterns = []
-    for alternative in _alternatives(_fold_source(source)):
+    for alternative in _alternatives(_fold_source(family.source)):
         word_start = alternative.startswith("\\b")
         anchored = alternative.startswith("^")
         body = alternative[2:] if word_start else alternative[1:] if anchored else alternative
         patterns.append(
             _Pattern(
-                reason,
-                folded_needles,
+                family.reason,
+                group.needles,
                 _Regex(body),
-                near=near_regex,
-                after=after,
-                before=before,
-                anchors=words,
+                near=group.near,
+                after=family.after,
+                before=family.before,
+                anchors=group.anchors,
                 word_start=word_start,
                 anchored=anchored,
+                leading=_leading(body),
             )
         )
     return tuple(patterns)
@@ -1396,27 +1530,27 @@ _OVERRIDE_WORLD_NEEDLES: tuple[tuple[str, ...], ...] = (
 # Alt text may not hold brackets and the tag may not hold '<', so two candidates never scan the
 # same characters; the address itself is taken whole (possessive) and the match always succeeds
 # once it starts, so finditer moves past it.
-_IMAGE_TARGET = re.compile(
+_IMAGE_TARGET = _Regex(
     r"!\[[^\[\]\n]{0,200}+\]\(\s*<?([^)\s>]{1,2048}+)"
     r"|<img\b[^<>]{0,400}?\bsrc\s*=\s*[\"']?([^\"'\s>]{1,2048}+)",
     re.IGNORECASE,
 )
-_REFERENCE_IMAGE = re.compile(r"!\[[^\[\]\n]{0,200}+\]\[[^\[\]\n]{0,100}+\]")
-_REFERENCE = re.compile(r"\[[^\[\]\n]{1,100}+\]:\s*<?(\S{1,2048}+)")
+_REFERENCE_IMAGE = _Regex(r"!\[[^\[\]\n]{0,200}+\]\[[^\[\]\n]{0,100}+\]")
+_REFERENCE = _Regex(r"\[[^\[\]\n]{1,100}+\]:\s*<?(\S{1,2048}+)")
 # Something to be filled in: brackets, braces, $VAR, %VAR%, "...", SHOUTED_NAMES, an empty value.
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = _Regex(
     r"[{}<>\[\]$]|%(?:7b|7d|3c|3e|5b|5d|24)|%[a-z_]{2,40}%|\.\.\.|[?&][^=&#]{1,40}=(?:&|#|$)",
     re.IGNORECASE,
 )
-_SHOUTED = re.compile(r"[A-Z][A-Z0-9]*_[A-Z0-9_]+|=[A-Z]{5,}(?=&|#|$)")
+_SHOUTED = _Regex(r"[A-Z][A-Z0-9]*_[A-Z0-9_]+|=[A-Z]{5,}(?=&|#|$)")
 # Parameter names that say what is being carried; a number after them is only a size or page.
-_DATA_PARAM = re.compile(
+_DATA_PARAM = _Regex(
     r"[?&](?:data|secrets?|key|api_?key|token|prompt|system|password|passwd|pw|memory|history"
     r"|chat|conversation|context|leak|exfil|payload|dump|creds|credentials|cookies?|session"
     r"|messages?|msg|info|content|email|summary|transcript|q)=(?![0-9]{0,12}(?:&|#|$))",
     re.IGNORECASE,
 )
-_BAD_HOST = re.compile(
+_BAD_HOST = _Regex(
     r"evil|attacker|exfil|malicious|leak|steal|hacker|phish|grabber|logger|collector",
     re.IGNORECASE,
 )
@@ -1429,11 +1563,13 @@ def _exfiltrates(url: str) -> bool:
     cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i != -1),
               default=len(rest))
     host, tail = rest[:cut], rest[cut:]
-    if _BAD_HOST.search(host):
+    if _BAD_HOST.get().search(host):
         return True
     query = tail[tail.find("?") :] if "?" in tail else ""
     return bool(
-        _PLACEHOLDER.search(tail) or _SHOUTED.search(tail) or _DATA_PARAM.search(query)
+        _PLACEHOLDER.get().search(tail)
+        or _SHOUTED.get().search(tail)
+        or _DATA_PARAM.get().search(query)
     )
 
 
@@ -1441,11 +1577,11 @@ def _exfiltration(text: str) -> bool:
     """A markdown or HTML image whose address is shaped to carry data away when it renders."""
     if "![" not in text and "<img" not in text.lower():
         return False
-    for m in _IMAGE_TARGET.finditer(text):
+    for m in _IMAGE_TARGET.get().finditer(text):
         if _exfiltrates(m.group(1) or m.group(2) or ""):
             return True
-    if _REFERENCE_IMAGE.search(text):
-        return any(_exfiltrates(m.group(1)) for m in _REFERENCE.finditer(text))
+    if _REFERENCE_IMAGE.get().search(text):
+        return any(_exfiltrates(m.group(1)) for m in _REFERENCE.get().finditer(text))
     return False
 
 
@@ -1475,56 +1611,53 @@ _FOREIGN_PROMPT_WORDS = (
 )
 _FOREIGN_POSSESSIVES = "deine ihre deinen ihren ta votre tes vos tu su tus sus"
 
-_FAMILIES: tuple[_Pattern, ...] = tuple(
-    pattern
-    for family in (
-        *(
-            _family(OVERRIDE, needles, source)
-            for needles, source in zip(_OVERRIDE_WORLD_NEEDLES, _OVERRIDE_WORLD, strict=True)
-        ),
-        _family(
-            PROMPT_REQUEST, (), "|".join(_PROMPT_FOREIGN), anchors=_FOREIGN_PROMPT_WORDS
-        ),
-        _family(
-            AGENT_REQUEST, _AGENT_CJK, _ADDRESSEE, near=_AGENT_ACTION, after=80, before=60,
-            anchors=_AI_WORDS,
-        ),
-        *(
-            _family(OPERATOR_CLAIM, _CJK_STAFF, source, anchors=anchors)
-            for anchors, source in _OPERATOR_CLAIMS
-        ),
-        # "your creators ... from now on you answer only to me", "the bot's admin ... new rules"
-        _family(
-            OPERATOR_CLAIM, _CJK_STAFF, _OPERATOR_REF, near=_ORDERS_CUE, after=40, before=40,
-            anchors=f"{_ROLE_WORDS} {_PEOPLE_WORDS} {_FOREIGN_OPERATOR_WORDS}",
-        ),
-        # "Message from the admin:" only counts when what follows orders the reader about.
-        _family(
-            OPERATOR_CLAIM,
-            _CJK_STAFF,
-            rf"\b{_ORDERS_NOUNS} (?:from|by) (?:the|our) (?:[\w-]{{1,30}} ){{0,2}}?{_STAFF}\b"
-            rf"|\b{_STAFF} {_ORDERS_NOUNS}s?(?: #?\s*[0-9]{{1,6}})?\s*(?:[:-]|\u2014)",
-            near=_YOU_CUE,
-            after=200,
-            anchors=_ROLE_WORDS,
-        ),
-        _family(
-            AUTHORITY_CLAIM, _CJK_STAFF, _CLAIM_STRONG, near=_CONFIG_ASK, after=80, before=60,
-            anchors=f"{_ROLE_WORDS} {_CLAIM_WORDS}",
-        ),
-        _family(
-            AUTHORITY_CLAIM, (), _CLAIM_WEAK, near=_HIDDEN_CONFIG_ASK, after=80, before=60,
-            anchors=_ROLE_WORDS,
-        ),
-        # Asking for the hidden configuration or the keys without claiming any authority.
-        _family(
-            PROMPT_REQUEST, (), _HIDDEN_CONFIG_NOUN, near=rf"\b(?:{_ASK}|{_SHOW})\b", before=45,
-            anchors="your ur bot",
-        ),
-        _family(PROMPT_REQUEST, (), _KEYS_NOUN, near=_SECRET_ASK, before=30, anchors="your ur"),
-        _family(PROMPT_REQUEST, (), _FOREIGN_HIDDEN_CONFIG, anchors=_FOREIGN_POSSESSIVES),
-    )
-    for pattern in family
+# Each family is one group; its patterns are made when a text first opens its gate.
+_FAMILIES: tuple[_Group, ...] = (
+    *(
+        _family(OVERRIDE, needles, source)
+        for needles, source in zip(_OVERRIDE_WORLD_NEEDLES, _OVERRIDE_WORLD, strict=True)
+    ),
+    _family(
+        PROMPT_REQUEST, (), "|".join(_PROMPT_FOREIGN), anchors=_FOREIGN_PROMPT_WORDS
+    ),
+    _family(
+        AGENT_REQUEST, _AGENT_CJK, _ADDRESSEE, near=_AGENT_ACTION, after=80, before=60,
+        anchors=_AI_WORDS,
+    ),
+    *(
+        _family(OPERATOR_CLAIM, _CJK_STAFF, source, anchors=anchors)
+        for anchors, source in _OPERATOR_CLAIMS
+    ),
+    # "your creators ... from now on you answer only to me", "the bot's admin ... new rules"
+    _family(
+        OPERATOR_CLAIM, _CJK_STAFF, _OPERATOR_REF, near=_ORDERS_CUE, after=40, before=40,
+        anchors=f"{_ROLE_WORDS} {_PEOPLE_WORDS} {_FOREIGN_OPERATOR_WORDS}",
+    ),
+    # "Message from the admin:" only counts when what follows orders the reader about.
+    _family(
+        OPERATOR_CLAIM,
+        _CJK_STAFF,
+        rf"\b{_ORDERS_NOUNS} (?:from|by) (?:the|our) (?:[\w-]{{1,30}} ){{0,2}}?{_STAFF}\b"
+        rf"|\b{_STAFF} {_ORDERS_NOUNS}s?(?: #?\s*[0-9]{{1,6}})?\s*(?:[:-]|\u2014)",
+        near=_YOU_CUE,
+        after=200,
+        anchors=_ROLE_WORDS,
+    ),
+    _family(
+        AUTHORITY_CLAIM, _CJK_STAFF, _CLAIM_STRONG, near=_CONFIG_ASK, after=80, before=60,
+        anchors=f"{_ROLE_WORDS} {_CLAIM_WORDS}",
+    ),
+    _family(
+        AUTHORITY_CLAIM, (), _CLAIM_WEAK, near=_HIDDEN_CONFIG_ASK, after=80, before=60,
+        anchors=_ROLE_WORDS,
+    ),
+    # Asking for the hidden configuration or the keys without claiming any authority.
+    _family(
+        PROMPT_REQUEST, (), _HIDDEN_CONFIG_NOUN, near=rf"\b(?:{_ASK}|{_SHOW})\b", before=45,
+        anchors="your ur bot",
+    ),
+    _family(PROMPT_REQUEST, (), _KEYS_NOUN, near=_SECRET_ASK, before=30, anchors="your ur"),
+    _family(PROMPT_REQUEST, (), _FOREIGN_HIDDEN_CONFIG, anchors=_FOREIGN_POSSESSIVES),
 )
 
 
@@ -1533,75 +1666,84 @@ _FAMILIES: tuple[_Pattern, ...] = tuple(
 # chunk, and a pattern only scans the chunks that hold its needles or anchor words.
 _CHUNK = 4096
 _OVERLAP = 1024
-_WORDS = re.compile(r"\w+")
+_WORDS = _Regex(r"\w+")
 
 
 def _wordish(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
-# Consecutive patterns that share their needles and anchor words form one group, so a group's
-# gate is judged once; order (and so which reason wins) is kept.
-_Group = tuple[tuple[str, ...], frozenset[str], tuple[_Pattern, ...]]
-
-
-@dataclass(frozen=True)
 class _Gates:
     """Which groups each needle and each anchor word lets run. A chunk tests every needle once
     and looks its words up once, instead of testing the gates group by group."""
 
-    needles: tuple[str, ...]
-    by_needle: dict[str, tuple[int, ...]]
-    words: frozenset[str]
-    by_word: dict[str, tuple[int, ...]]
-    always: tuple[int, ...]
-    # The partner every pattern of a group needs (a family's `near`), else None: with no
-    # partner in the text, the whole group is passed over at once.
-    shared_near: tuple[_Regex | None, ...]
+    __slots__ = ("always", "by_needle", "by_word", "needles", "words")
+
+    def __init__(
+        self, needles: tuple[str, ...], by_needle: dict[str, tuple[int, ...]],
+        words: frozenset[str], by_word: dict[str, tuple[int, ...]], always: tuple[int, ...],
+    ) -> None:
+        self.needles = needles
+        self.by_needle = by_needle
+        self.words = words
+        self.by_word = by_word
+        self.always = always
 
 
+_Members = tuple[_Pattern, ...] | tuple[_Group, ...]
 # Keyed by the tuple's id, holding the tuple itself so the id can never be reused by another.
-_GROUPED: dict[int, tuple[tuple[_Pattern, ...], tuple[_Group, ...], _Gates]] = {}
+_GROUPED: dict[int, tuple[_Members, tuple[_Group, ...], _Gates]] = {}
 
 
-def _groups(patterns: tuple[_Pattern, ...]) -> tuple[_Group, ...]:
-    return _grouped(patterns)[0]
-
-
-def _grouped(patterns: tuple[_Pattern, ...]) -> tuple[tuple[_Group, ...], _Gates]:
-    cached = _GROUPED.get(id(patterns))
-    if cached is not None and cached[0] is patterns:
-        return cached[1], cached[2]
-    groups: list[_Group] = []
-    for pattern in patterns:
-        if groups and groups[-1][0] is pattern.needles and groups[-1][1] is pattern.anchors:
-            groups[-1] = (pattern.needles, pattern.anchors, (*groups[-1][2], pattern))
+def _groups(members: _Members) -> tuple[_Group, ...]:
+    """The families as they are; patterns in groups of consecutive ones that share their needles
+    and anchor words, so a group's gate is judged once. Order (and so which reason wins) is
+    kept."""
+    if all(isinstance(member, _Group) for member in members):
+        return members  # type: ignore[return-value]
+    groups: list[list[_Pattern]] = []
+    for pattern in members:
+        assert isinstance(pattern, _Pattern)
+        last = groups[-1][-1] if groups else None
+        if last is not None and last.needles is pattern.needles and last.anchors is pattern.anchors:
+            groups[-1].append(pattern)
         else:
-            groups.append((pattern.needles, pattern.anchors, (pattern,)))
+            groups.append([pattern])
+    return tuple(
+        _Group(
+            patterns[0].needles,
+            patterns[0].anchors,
+            patterns[0].near if all(p.near is patterns[0].near for p in patterns) else None,
+            tuple(patterns),
+        )
+        for patterns in groups
+    )
+
+
+def _grouped(members: _Members) -> tuple[tuple[_Group, ...], _Gates]:
+    cached = _GROUPED.get(id(members))
+    if cached is not None and cached[0] is members:
+        return cached[1], cached[2]
+    groups = _groups(members)
     by_needle: dict[str, list[int]] = {}
     by_word: dict[str, list[int]] = {}
     always = []
-    for index, (needles, anchors, _) in enumerate(groups):
-        for needle in needles:
+    for index, group in enumerate(groups):
+        for needle in group.needles:
             by_needle.setdefault(needle, []).append(index)
-        for word in anchors:
+        for word in group.anchors:
             by_word.setdefault(word, []).append(index)
-        if not (needles or anchors):
+        if not (group.needles or group.anchors):
             always.append(index)
-    shared_near = tuple(
-        patterns[0].near if all(p.near is patterns[0].near for p in patterns) else None
-        for _, _, patterns in groups
-    )
     gates = _Gates(tuple(by_needle), {k: tuple(v) for k, v in by_needle.items()},
-                   frozenset(by_word), {k: tuple(v) for k, v in by_word.items()}, tuple(always),
-                   shared_near)
-    _GROUPED[id(patterns)] = (patterns, tuple(groups), gates)
-    return tuple(groups), gates
+                   frozenset(by_word), {k: tuple(v) for k, v in by_word.items()}, tuple(always))
+    _GROUPED[id(members)] = (members, groups, gates)
+    return groups, gates
 
 
-def _first(patterns: tuple[_Pattern, ...], text: str) -> str | None:
+def _first(members: _Members, text: str) -> str | None:
     nearby: dict[int, tuple[list[int], list[int]]] = {}
-    groups, gates = _grouped(patterns)
+    groups, gates = _grouped(members)
     size = len(text)
     for start in range(0, max(size, 1), _CHUNK):
         end = min(size, start + _CHUNK + _OVERLAP)
@@ -1632,14 +1774,15 @@ def _first_in(
     for needle in [n for n in gates.needles if n in chunk]:
         wanted.update(gates.by_needle[needle])
     if gates.words:
-        for word in gates.words.intersection(_WORDS.findall(chunk)):
+        for word in gates.words.intersection(_WORDS.get().findall(chunk)):
             wanted.update(gates.by_word[word])
     for index in sorted(wanted):
-        patterns = groups[index][2]
-        shared = gates.shared_near[index]
-        if shared is not None and not _near_spans(shared, text, nearby)[0]:
+        group = groups[index]
+        if group.near is not None and not _near_spans(group.near, text, nearby)[0]:
             continue  # as below, for every pattern of the group at once
-        for pattern in patterns:
+        for pattern in group.patterns():
+            if pattern.leading is not None and not _holds_one(chunk, pattern.leading):
+                continue  # no match can start in this chunk
             if pattern.near is not None and not _near_spans(pattern.near, text, nearby)[0]:
                 # No partner anywhere in the text: no match of this pattern could count, so
                 # its regex (a family can have dozens of alternatives) is not run at all.
@@ -1654,7 +1797,7 @@ def _first_in(
                     break  # the next chunk sees it whole
                 if pattern.word_start and m.start() and _wordish(text[m.start() - 1]):
                     continue
-                if pattern.imperative and _REPORTED.search(
+                if pattern.imperative and _REPORTED.get().search(
                     text, max(0, m.start() - 16), m.start()
                 ):
                     continue
@@ -1662,6 +1805,13 @@ def _first_in(
                     continue
                 return pattern.reason
     return None
+
+
+def _holds_one(chunk: str, words: tuple[str, ...]) -> bool:
+    for word in words:  # noqa: SIM110 — a plain loop, not any() over a generator: it runs often
+        if word in chunk:
+            return True
+    return False
 
 
 def _near_spans(
@@ -1715,7 +1865,7 @@ def _reason(norm: str, hid: bool) -> str | None:
                 return reason
     # Squashing throws away the word boundaries that keep "I'd ignore any prompts that..."
     # apart from an order, so it only runs on text that shows signs of a disguise.
-    if not (disguised or _SPLIT_WORDS.search(plain)):
+    if not (disguised or _SPLIT_WORDS.get().search(plain)):
         return None
     return _first(_SQUASHED, _squash(plain))
 

@@ -12,8 +12,16 @@ from __future__ import annotations
 import binascii
 import re
 from collections.abc import Callable, Iterator
+from functools import cache
 
 __all__ = ["decodings"]
+
+
+@cache
+def _regex(source: str) -> re.Pattern[str]:
+    """The regex compiled when first needed: most texts have no entity, no %-escape and no
+    rot13 word, and every process that imports the guard would otherwise compile them all."""
+    return re.compile(source)
 
 
 def _any_in(needles: tuple[str, ...], text: str) -> bool:
@@ -35,21 +43,21 @@ _ROT13_HINTS = tuple(
         "config", "mode", "your", "repost", "secret", "you are",
     )
 )
-_ROT13_HINT = re.compile("|".join(_ROT13_HINTS))
-_PERCENT = re.compile(r"(?:%[0-9a-fA-F]{2})+")
-_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+_ROT13_HINT = "|".join(_ROT13_HINTS)
+_PERCENT = r"(?:%[0-9a-fA-F]{2})+"
+_ENTITY = r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
 # A base64 (or base64url) run long enough to hold an order; it is decoded in spans of at most
 # _BASE64_SPAN characters.
-_BASE64 = re.compile(r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/_-].)[A-Za-z0-9+/_-]{15,}+={0,2}")
+_BASE64 = r"[A-Za-z0-9+/_-](?<![A-Za-z0-9+/_-].)[A-Za-z0-9+/_-]{15,}+={0,2}"
 _BASE64_SPAN = 16384
 _URLSAFE = str.maketrans("-_", "+/")
-_LETTERS = re.compile(r"[a-zA-Z]")
+_LETTERS = r"[a-zA-Z]"
 
 
 # Query-string spacing: "disregard+your+rules+and+follow".
-_PLUS_WORDS = re.compile(r"[^\s+]{1,40}(?:\+[^\s+]{1,40}){3,}")
+_PLUS_WORDS = r"[^\s+]{1,40}(?:\+[^\s+]{1,40}){3,}"
 # %-escapes, or three words joined by '+' in a row (found by its '+', so the scan is quick).
-_URL_ENCODED = re.compile(r"(?:%[0-9a-fA-F]{2})+|\+[^\s+]{1,40}\+[^\s+]{1,40}\+")
+_URL_ENCODED = r"(?:%[0-9a-fA-F]{2})+|\+[^\s+]{1,40}\+[^\s+]{1,40}\+"
 
 
 def _unplus(m: re.Match[str]) -> str:
@@ -61,7 +69,7 @@ def _unpercent(m: re.Match[str]) -> str:
 
 
 def _readable(decoded: str) -> bool:
-    if not decoded or _LETTERS.search(decoded) is None:
+    if not decoded or _regex(_LETTERS).search(decoded) is None:
         return False
     if decoded.isprintable():
         return True
@@ -70,7 +78,7 @@ def _readable(decoded: str) -> bool:
 
 
 def _base64_texts(text: str) -> Iterator[str]:
-    for m in _BASE64.finditer(text):
+    for m in _regex(_BASE64).finditer(text):
         run = m.group(0)
         body = run.rstrip("=")
         # Words and identifiers are not base64: a payload mixes cases or has digits.
@@ -110,9 +118,9 @@ def _windows(spans: Iterator[tuple[int, int]], size: int) -> Iterator[tuple[int,
 
 
 def _decoded_windows(
-    text: str, finder: re.Pattern[str], decode: Callable[[str], str]
+    text: str, finder: str, decode: Callable[[str], str]
 ) -> Iterator[str]:
-    for lo, hi in _windows((m.span() for m in finder.finditer(text)), len(text)):
+    for lo, hi in _windows((m.span() for m in _regex(finder).finditer(text)), len(text)):
         window = text[lo:hi]
         decoded = decode(window)
         if decoded != window:
@@ -120,7 +128,7 @@ def _decoded_windows(
 
 
 def _url_decode(window: str) -> str:
-    return _PLUS_WORDS.sub(_unplus, _PERCENT.sub(_unpercent, window))
+    return _regex(_PLUS_WORDS).sub(_unplus, _regex(_PERCENT).sub(_unpercent, window))
 
 
 def _html_decode(window: str) -> str:
