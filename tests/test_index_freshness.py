@@ -169,3 +169,34 @@ def test_reindex_maps_a_stable_id_from_the_same_reading_of_the_files(  # type: i
     assert cli("check", "x", "renamed", "--id", "777").code == 3  # the map knows id 777
     assert (home / ".ids" / "x" / "777" / "troll").exists()
     assert (home / ".ids" / "x" / "888" / "ogre").exists()
+
+
+def test_a_search_catching_up_a_file_tactful_wrote_loads_no_yaml_parser(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    # The file is written as a writer writes it, its tone included ("asks questions, replies
+    # back"), but not caught up by that writer's desk: the next search reads it, and a header
+    # of tactful's own shape must not cost it PyYAML at the command's start.
+    import subprocess
+    import sys
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from tactful.core.memory import personfile
+    from tactful.core.memory.person import Entry, Person
+
+    assert cli("remember", "x", "alpha", "--kind", "reply", "--they", "sourdough").code == 0
+    tz = ZoneInfo("America/New_York")
+    at = datetime(2026, 11, 20, 9, tzinfo=tz)
+    person = Person(platform="x", handle="bravo", tone_notes="asks questions, replies back",
+                    tone_basis=1, entries=[Entry(at=at, kind="reply", direction="inbound",
+                                                 they="any ciabatta?")])
+    (home / "people" / "x" / "bravo.md").write_text(personfile.dumps(person, tz))
+    probe = ("import sys\n"
+             "from tactful.core.cli.main import main\n"
+             f"code = main(['--home', {str(home)!r}, 'search', 'ciabatta', '--json'])\n"
+             "print(code, 'yaml' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True, env={**os.environ, "TACTFUL_NOW": NOW})
+    lines = done.stdout.strip().splitlines()
+    assert '"handle": "bravo"' in done.stdout
+    assert lines[-1] == "0 False"
