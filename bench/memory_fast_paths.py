@@ -19,6 +19,7 @@ Builds a home of 10,000 person files, then measures, in paired rounds against a 
 Every process runs with bytecode written and read, as after any install (see `child_env`).
 
 Run: .venv/bin/python bench/memory_fast_paths.py [--people 10000] [--runs 21] [--search-only]
+     [--before OTHER/.venv/bin/tactful]
 """
 
 from __future__ import annotations
@@ -201,29 +202,42 @@ def timed_cpu(argv: list[str], name: str) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def search_after_write(tactful: str, home: Path, runs: int) -> dict[str, list[tuple[float, float]]]:
+def search_after_write(tactful: str, home: Path, runs: int,
+                       before: str | None = None) -> dict[str, list[tuple[float, float]]]:
     """`tactful search` right after a write, paired with a bare interpreter start in the same
-    round (which goes first in turn). Two writes: `remember` by the real command (not timed),
-    and a write made here in the bench's process (not timed), the file replaced and the change
-    journal told but the index not caught up, as when the writer found the desk busy: the
-    search reads the file itself."""
+    round (the two take turns going first). Two writes: `remember` by the real command (not
+    timed), and a write made here in the bench's process (not timed), the file replaced and
+    the change journal told but the index not caught up, as when the writer found the desk
+    busy: the search reads the file itself. `before`: another checkout's `tactful`, timed in
+    the same rounds (its own write before each of its searches after a write)."""
     bare = [sys.executable, "-c", "pass"]
-    search = [tactful, "--home", str(home), "search", "evals harness"]
+    sides = {"": tactful, **({" (before)": before} if before else {})}
     people = People(Home(home), MemorySettings(tz=TZ))
-    times: dict[str, list[tuple[float, float]]] = {
-        "python3 -c pass": [], "search after remember": [], "search after a write": []}
-    run(search, "search")  # the index built, bytecode written
+    times: dict[str, list[tuple[float, float]]] = {"python3 -c pass": []}
+    for label in sides:
+        times[f"search after remember{label}"] = []
+        times[f"search after a write{label}"] = []
+    for command in sides.values():  # the index built, bytecode written
+        run([command, "--home", str(home), "search", "evals harness"], "search")
+    written = 0
     for n in range(runs):
         run([tactful, "--home", str(home), "remember", "x", f"person{4 * n:05d}", "--kind",
              "reply", "--they", f"more evals, round {n}"], "remember")
-        first = times["python3 -c pass"] if n % 2 == 0 else times["search after remember"]
-        later = times["search after remember"] if n % 2 == 0 else times["python3 -c pass"]
-        first.append(timed_cpu(bare if n % 2 == 0 else search, "first"))
-        later.append(timed_cpu(search if n % 2 == 0 else bare, "later"))
-        people.change("x", f"person{4 * n + 4:05d}", lambda person, n=n: person.entries.append(
-            Entry(at=datetime(2026, 11, 29, 12, tzinfo=TZ), kind="reply", direction="inbound",
-                  they=f"evals again, round {n}")))
-        times["search after a write"].append(timed_cpu(search, "search after a write"))
+        turn = [("python3 -c pass", bare)] + [
+            (f"search after remember{label}", [command, "--home", str(home), "search",
+                                                "evals harness"])
+            for label, command in sides.items()]
+        shift = n % len(turn)
+        for name, argv in turn[shift:] + turn[:shift]:
+            times[name].append(timed_cpu(argv, name))
+        for label, command in sides.items():
+            written += 1
+            entry = Entry(at=datetime(2026, 11, 29, 12, tzinfo=TZ), kind="reply",
+                          direction="inbound", they=f"evals again, round {n}")
+            people.change("x", f"person{4 * written:05d}",
+                          lambda person, entry=entry: person.entries.append(entry))
+            times[f"search after a write{label}"].append(timed_cpu(
+                [command, "--home", str(home), "search", "evals harness"], "after a write"))
     return times
 
 
@@ -236,8 +250,8 @@ def report_cpu(group: dict[str, list[tuple[float, float]]]) -> None:
         print(f"{name:<34}{w * 1000:>10.1f}{w / wall:>8.2f}{c * 1000:>10.1f}{c / cpu:>8.2f}")
 
 
-def search_report(tactful: str, home: Path, runs: int) -> None:
-    searches = search_after_write(tactful, home, runs)
+def search_report(tactful: str, home: Path, runs: int, before: str | None) -> None:
+    searches = search_after_write(tactful, home, runs, before)
     print(f"\n{'command, medians':<34}{'wall ms':>10}{'× bare':>8}{'CPU ms':>10}{'× bare':>8}")
     report_cpu(searches)
     print("goal: tactful search at most 3× a bare interpreter start right after a write")
@@ -281,6 +295,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--search-only", action="store_true",
                         help="only search right after a write, not check or the card")
+    parser.add_argument("--before", metavar="TACTFUL",
+                        help="also time search with another checkout's tactful, same rounds")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="tactful-bench-"))
     try:
@@ -293,7 +309,7 @@ def main() -> None:
         config = Path(__file__).resolve().parent.parent / "config" / "tactful.example.yaml"
         base = [tactful, "--home", str(root)]
         if args.search_only:
-            search_report(tactful, root, args.runs)
+            search_report(tactful, root, args.runs, args.before)
             print(f"load average after:  {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
             return
         times = timed_runs({
@@ -310,7 +326,7 @@ def main() -> None:
         print("goal: tactful check at most 3× a bare interpreter start, whatever was written "
               "just before (each group paired with its own bare runs)")
         print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-        search_report(tactful, root, args.runs)
+        search_report(tactful, root, args.runs, args.before)
         people = People(Home(root), MemorySettings(tz=TZ))
         per_card, per_read = card_time(people, 300)
         print(f"\ncard, 50 entries, in-process: {per_card * 1000:.2f} ms per card "
