@@ -296,8 +296,9 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 # Files hashed by this process: the first few with Python's own SHA-256, the rest with
 # OpenSSL's (hashlib). Loading OpenSSL costs a search that catches up one file written just
-# before it more than hashing that file (about a fifth of a bare interpreter start); hashing
-# thousands (a rebuild) is several times quicker with it. The same digest either way.
+# before it far more than hashing that file (some 5 ms of CPU, a sixth of a bare interpreter
+# start); hashing thousands (a rebuild) is several times quicker with it. The same digest
+# either way.
 _SMALL_SHA_FILES = 16
 _hashed = 0
 
