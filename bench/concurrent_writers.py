@@ -20,6 +20,8 @@ and checks that nothing was lost: every entry written is in its person file and 
 Run: .venv/bin/python bench/concurrent_writers.py [--people 2000] [--writers 32] [--writes 8]
      [--process-writes 2] (writes per writer as a process; 0 leaves those pairs out)
      [--rounds 2] (turns of the command and its floors, as processes)
+     [--compare PATH] (another build's `tactful` console script, e.g. the code before a change
+     installed in a venv of its own: run as a process in the same turns, on the same home)
 """
 
 from __future__ import annotations
@@ -77,10 +79,12 @@ def write(root: Path, platform: str, handle: str, token: str) -> float:
 
 
 COMMAND = str(Path(sys.executable).with_name("tactful"))  # the console script beside python
+OTHER: list[str] = []  # --compare: another build's console script
 
 
-def write_process(root: Path, platform: str, handle: str, token: str) -> float:
-    argv = [COMMAND, "--home", str(root), "remember", platform, handle, "--kind", "reply",
+def write_process(root: Path, platform: str, handle: str, token: str,
+                  command: str = COMMAND) -> float:
+    argv = [command, "--home", str(root), "remember", platform, handle, "--kind", "reply",
             "--they", f"about {token} and the harness"]
     start = time.perf_counter()
     done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -110,6 +114,9 @@ def runner(how: str) -> Callable[[Path, str, str, str], float]:
     """What one write is: "in process", "process" (the command), or a floor's name."""
     if how in FLOORS:
         return floor_process(FLOORS[how])
+    if how == "other":
+        return lambda root, platform, handle, token: write_process(root, platform, handle,
+                                                                   token, OTHER[0])
     return write_process if how == "process" else write
 
 
@@ -189,9 +196,17 @@ def main() -> None:
                         help="turns of the command and its floors as processes")
     parser.add_argument("--pause", type=float, default=1.0,
                         help="mean seconds between one writer's writes (0: back to back)")
+    parser.add_argument("--compare", metavar="PATH",
+                        help="another build's tactful console script, run beside this one")
     args = parser.parse_args()
+    if args.compare:
+        OTHER.append(args.compare)
     root = Path(tempfile.mkdtemp(prefix="tactful-bench-writers-"))
     os.environ["TACTFUL_HOME"] = str(root)
+    # Bytecode written and read as on any install: with PYTHONDONTWRITEBYTECODE (set in some
+    # environments) every process started would compile every module it imports, a cost no
+    # user pays (bench/memory_fast_paths.py does the same).
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     try:
         build_home(root, args.people)
         # Warm the page cache and the import of the command, as a running system has them.
@@ -210,6 +225,8 @@ def main() -> None:
             count = args.writers * args.process_writes
             kinds = (("process", "as a process"), ("pass", "floor: python -c pass"),
                      ("imports", "floor: import yaml and sqlite3"))
+            if args.compare:
+                kinds += (("other", "compared build, as a process"),)
             runs: dict[str, tuple[Done, float]] = {}
             for turn in range(args.rounds):
                 for how, name in kinds:
@@ -241,8 +258,12 @@ def main() -> None:
                   f"p95 {c95 / a95:.2f}×")
         if args.process_writes:
             command = figures[2:4]
-            for at, floor in ((4, "python -c pass"), (6, "import yaml and sqlite3")):
-                print(f"ratio to the floor ({floor}), as a process: 1 writer p50 "
+            floors = [(4, "python -c pass"), (6, "import yaml and sqlite3")]
+            if args.compare:
+                floors.append((8, f"compared build {args.compare}"))
+            for at, floor in floors:
+                print(f"ratio to {'the floor' if at < 8 else 'it'} ({floor}), as a process: "
+                      "1 writer p50 "
                       f"{command[0][0] / figures[at][0]:.2f}×, p95 "
                       f"{command[0][1] / figures[at][1]:.2f}×; {args.writers} writers p50 "
                       f"{command[1][0] / figures[at + 1][0]:.2f}×, p95 "

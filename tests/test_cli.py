@@ -547,14 +547,3 @@ def test_a_remember_line_argparse_must_judge_is_left_to_it(argv: list[str]) -> N
     from tactful.core.cli.main import _quick
 
     assert _quick(argv) is None
-
-
-def test_remember_keeps_no_config_copy_in_the_home(cli, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    # Read without argparse, it is still a change: the config is read whole, nothing kept.
-    config = tmp_path / "tactful.yaml"
-    config.write_text("persona:\n  timezone: Asia/Tokyo\n", encoding="utf-8")
-    for _ in range(2):
-        assert cli("--config", str(config), "remember", "x", "ada", "--kind", "reply",
-                   "--they", "hi").code == 0
-    assert (home / "people" / "x" / "ada.md").exists()
-    assert not (home / ".cache").exists()

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from .conftest import tree
 
 AT = "2026-10-29T09:05:00+00:00"
 
@@ -28,7 +31,9 @@ def last_seen(cli, home: Path, config: Path) -> str:  # type: ignore[no-untyped-
 
 
 def copies(home: Path) -> list[Path]:
-    return sorted((home / ".cache" / "config").glob("*.json"))
+    """The kept copies of config files (not where the user's own config file goes)."""
+    return sorted(p for p in (home / ".cache" / "config").glob("*.json")
+                  if p.name != "user-folder.json")
 
 
 def edit_keeping_size_and_times(path: Path, old: str, new: str) -> None:
@@ -219,6 +224,8 @@ def test_the_kept_user_folder_holds_no_word_of_the_environment(
 @pytest.mark.usefixtures("person")
 def test_without_an_absolute_home_directory_the_user_folder_is_not_kept(
         cli, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    # The answer the fixture's `remember` kept, under the absolute $HOME, goes first.
+    (home / ".cache" / "config" / "user-folder.json").unlink(missing_ok=True)
     monkeypatch.setenv("HOME", "relative/home")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config-a"))
     user_file(tmp_path / "config-a", "Asia/Tokyo")
@@ -295,3 +302,108 @@ def test_a_refused_search_keeps_no_copy(cli, home: Path, tmp_path: Path) -> None
         result = cli("--home", str(home), "--config", str(config), "search", "hi", *bad)
         assert result.code == 2, result.err
     assert copies(home) == []
+
+
+# ---- remember reads the copy too, and keeps one only once it has succeeded -------------------
+
+def remember(cli, home: Path, config: Path | None, *extra: str):  # type: ignore[no-untyped-def]
+    named = ["--config", str(config)] if config is not None else []
+    return cli("--home", str(home), *named, "remember", "x", "ada", "--kind", "reply",
+               "--they", "hi again", *extra)
+
+
+@pytest.mark.usefixtures("person")
+def test_a_refused_remember_keeps_nothing_of_the_config_and_a_done_one_keeps_its_copy(
+        cli, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    config = tmp_path / "elsewhere" / "tactful.yaml"  # not ./tactful.yaml: none is found there
+    config.parent.mkdir()
+    config.write_text("persona:\n  timezone: Asia/Tokyo\n", encoding="utf-8")
+    shutil.rmtree(home / ".cache", ignore_errors=True)  # what the fixture's remember kept
+    before = tree(home)
+    for bad in (["--at", "2999-01-01T00:00:00+00:00"], ["--link", "javascript:alert(1)"],
+                ["--id", "../etc"]):
+        assert remember(cli, home, config, *bad).code == 2
+        assert remember(cli, home, None, *bad).code == 2  # no file: where the user's goes
+    assert tree(home) == before
+    assert remember(cli, home, config).code == 0
+    assert len(copies(home)) == 1
+    assert remember(cli, home, None).code == 0
+    assert (home / ".cache" / "config" / "user-folder.json").exists()
+
+
+@pytest.mark.usefixtures("person")
+def test_remember_with_an_unchanged_config_reads_the_copy_not_the_schema(
+        home: Path, tmp_path: Path) -> None:
+    config = tmp_path / "tactful.yaml"
+    config.write_text("persona:\n  timezone: Asia/Tokyo\n", encoding="utf-8")
+    probe = ("import sys; from tactful.core.cli.main import main; "
+             f"code = main(['--home', {str(home)!r}, '--config', {str(config)!r}, 'remember', "
+             "'x', 'ada', '--kind', 'reply', '--they', 'hi']); "
+             "print(code, 'tactful.core.config.schema' in sys.modules, "
+             "'tactful.core.config.yamlpos' in sys.modules)")
+
+    def run() -> str:
+        return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                              check=True).stdout.splitlines()[-1]
+
+    assert run() == "0 True True"  # the first time: the whole file, then kept
+    assert run() == "0 False False"
+    config.write_text("persona:\n  timezone: Asia/Seoul\n", encoding="utf-8")
+    assert run() == "0 True True"
+
+
+@pytest.mark.usefixtures("person")
+def test_remember_without_a_config_file_asks_platformdirs_only_the_first_time(
+        home: Path, tmp_path: Path) -> None:
+    shutil.rmtree(home / ".cache", ignore_errors=True)
+    probe = ("import sys; from tactful.core.cli.main import main; "
+             f"code = main(['--home', {str(home)!r}, 'remember', 'x', 'ada', '--kind', 'reply', "
+             "'--they', 'hi']); print(code, 'platformdirs' in sys.modules)")
+
+    def run() -> str:
+        return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                              check=True, cwd=tmp_path).stdout.splitlines()[-1]
+
+    assert run() == "0 True"  # asked, and the answer kept once the remember was done
+    assert run() == "0 False"
+
+
+@pytest.mark.usefixtures("person")
+def test_remember_notices_a_kept_config_that_was_edited_broken_or_removed(
+        cli, home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    config = tmp_path / "tactful.yaml"
+    config.write_text("persona:\n  timezone: America/New_York\n", encoding="utf-8")
+    for _ in range(2):  # read whole and kept, then from the copy
+        assert remember(cli, home, config, "--at", AT).code == 0
+        assert last_seen(cli, home, config) == "2026-10-29T05:05:00-04:00"
+    edit_keeping_size_and_times(config, "America/New_York", "Europe/Amsterdam")
+    assert remember(cli, home, config, "--at", AT).code == 0
+    assert "### 2026-10-29T10:05:00+01:00" in (home / "people" / "x" / "ada.md").read_text()
+    # A kept copy of the good file changes nothing of what the operator is told of a bad one.
+    edit_keeping_size_and_times(config, "Europe/Amsterdam", "Europe/Atlantis_")
+    kept = remember(cli, home, config)
+    shutil.rmtree(home / ".cache")
+    fresh = remember(cli, home, config)
+    assert kept.code == fresh.code == 2 and kept.err == fresh.err
+    assert "tactful.yaml:2" in kept.err and "Europe/Atlantis_" in kept.err
+    config.unlink()
+    result = remember(cli, home, config)
+    assert result.code == 2 and "no such config file" in result.err
+
+
+@pytest.mark.usefixtures("person")
+def test_a_config_edited_while_remember_ran_is_not_kept_as_the_one_it_loaded(
+        home: Path, tmp_path: Path) -> None:
+    # `remember` keeps its copy at the end (it may wait seconds for a person's lock): what it
+    # keeps is the file as it was read, so the edited file is read whole by the next command.
+    from tactful.core.cli.context import Context
+
+    config = tmp_path / "tactful.yaml"
+    config.write_text("persona:\n  timezone: Asia/Tokyo\n", encoding="utf-8")
+    context = Context(home_arg=str(home), config_arg=str(config), kept_config=True,
+                      keep_when_done=True)
+    assert str(context.settings.tz) == "Asia/Tokyo"
+    config.write_text("persona:\n  timezone: Asia/Seoul\n", encoding="utf-8")
+    context.done()
+    again = Context(home_arg=str(home), config_arg=str(config), kept_config=True)
+    assert str(again.settings.tz) == "Asia/Seoul"

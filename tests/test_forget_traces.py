@@ -334,7 +334,7 @@ def test_a_config_copy_of_an_older_version_naming_them_across_a_line_break_goes(
     _remember_her(cli)
     first, last = NAME.split()
     copies = home / ".cache" / "config"
-    copies.mkdir(parents=True)
+    copies.mkdir(parents=True, exist_ok=True)  # remember keeps where the user's config goes
     old = {"format": 1, "path": "/elsewhere/tactful.yaml", "code": [],
            "text": f"# never answer {first}\n# {last} again\npersona:\n  timezone: UTC\n",
            "values": {"timezone": "UTC", "owners": [], "compact_after": 50, "keep_full": 20}}

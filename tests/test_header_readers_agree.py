@@ -92,6 +92,70 @@ def test_a_flagged_file_whose_id_is_written_with_leading_zeros_refuses_that_id(
     refused_before_posting(cli("send", "recorder", "--to", "newname", "--text", "hi"))
 
 
+@pytest.mark.parametrize(("written", "meant", "read_as"), [
+    ("0042", "42", "34"),      # octal to YAML 1.1
+    ("1_000", "1000", "1000"),  # underscores are dropped
+    ("12:30", "1230", "750"),  # base 60
+    ("0x2A", "42", "42"),      # hexadecimal
+    ("+42", "42", "42"),
+])
+def test_a_flagged_file_whose_unquoted_id_yaml_reads_as_another_number_refuses_every_reading(
+        cli, recorder, keyring_log, home, written: str, meant: str, read_as: str) -> None:
+    # Written by hand without quotes, the id is a number to YAML, and not the one the operator
+    # typed: looked up under either number, a renamed account must not pass for a stranger.
+    # The file is refused outright (it says something its writer did not mean).
+    flag(cli, "mallory", "7")
+    path = home / "people" / "recorder" / "mallory.md"
+    text = path.read_text(encoding="utf-8")
+    assert "\nid: '7'\n" in text
+    put_bytes(path, text.replace("\nid: '7'\n", f"\nid: {written}\n", 1).encode("utf-8"))
+    checked = cli("check", "recorder", "mallory")
+    assert checked.code == 4 and f"quote it: id: '{written}'" in checked.out + checked.err
+    for number in sorted({meant, read_as}):
+        platform.add_user(f"new{number}", number)
+        refused_before_posting(cli("send", "recorder", "--to", f"new{number}", "--text", "hi"))
+
+
+@pytest.mark.parametrize("written", ["42.0", "42.", "4.2e+1", "!!float 42"])
+def test_a_flagged_file_whose_id_yaml_reads_as_a_fraction_refuses_that_id(
+        cli, recorder, keyring_log, home, written: str) -> None:
+    # A spreadsheet exports id 42 as 42.0, which YAML reads as written: the reader kept the id
+    # "42.0" and the id map, which keys whole numbers and text only, no id at all, so the
+    # renamed account with id 42 passed both.
+    flag(cli, "mallory", "7")
+    path = home / "people" / "recorder" / "mallory.md"
+    text = path.read_text(encoding="utf-8")
+    put_bytes(path, text.replace("\nid: '7'\n", f"\nid: {written}\n", 1).encode("utf-8"))
+    assert cli("check", "recorder", "mallory").code == 4
+    platform.add_user("newname", "42")
+    refused_before_posting(cli("send", "recorder", "--to", "newname", "--text", "hi"))
+
+
+@pytest.mark.parametrize("written", ["42,", "4 2", "'42;'", "[42]", "{user: 42}", "true",
+                                     "2026-01-01"])
+def test_a_flagged_file_whose_id_line_is_no_id_refuses_every_lookup_by_id(
+        cli, recorder, keyring_log, home, written: str) -> None:
+    # The reader refuses the file (an id line that is no id), but the id map read it as a
+    # file with no id: a lookup by the id that was meant (42) called it nobody's.
+    flag(cli, "mallory", "7")
+    path = home / "people" / "recorder" / "mallory.md"
+    text = path.read_text(encoding="utf-8")
+    put_bytes(path, text.replace("\nid: '7'\n", f"\nid: {written}\n", 1).encode("utf-8"))
+    assert cli("check", "recorder", "mallory").code in (3, 4)
+    platform.add_user("newname", "42")
+    refused_before_posting(cli("send", "recorder", "--to", "newname", "--text", "hi"))
+
+
+def test_an_unquoted_id_yaml_reads_as_written_is_still_an_id(cli, recorder, home) -> None:
+    # The rule refuses only a number that reads otherwise: `id: 42` by hand is id 42.
+    flag(cli, "mallory", "42")
+    path = home / "people" / "recorder" / "mallory.md"
+    text = path.read_text(encoding="utf-8")
+    put_bytes(path, text.replace("\nid: '42'\n", "\nid: 42\n", 1).encode("utf-8"))
+    assert cli("check", "recorder", "mallory").code == 3
+    assert cli("check", "recorder", "newname", "--id", "42").code == 3
+
+
 def test_an_account_whose_own_file_pads_its_id_is_refused_when_its_old_handle_is_flagged(
         cli, recorder, keyring_log, home) -> None:
     # The other side of the same spelling: the renamed account's own file says '0042', the

@@ -241,3 +241,51 @@ def test_a_hand_made_file_right_after_a_write_is_seen_by_the_next_check(cli, hom
         hand_edit(home / "people" / "x" / f"hand{n}.md",
                   f"---\nplatform: x\nhandle: hand{n}\nid: '9{n}'\ndo_not_engage: true\n---\n")
         assert cli("check", "x", f"renamed{n}", "--id", f"9{n}").code == 3
+
+
+# ---- the map read while it is rebuilt ------------------------------------------------------------
+
+def test_a_lookup_by_id_while_the_map_is_rebuilt_still_finds_every_handle_of_the_id(
+        tmp_path: Path) -> None:
+    # A rebuild empties the map's folder before it fills it again (another process that met a
+    # hand edit, a reindex). A lookup that found the map fresh just before and lists it
+    # meanwhile must not answer "nobody has this id": a flagged person's renamed account.
+    import subprocess
+    import sys
+
+    from tactful.core.memory.home import Home
+
+    people = tmp_path / "people" / "x"
+    people.mkdir(parents=True)
+    for number in range(300):
+        (people / f"p{number}.md").write_text(
+            f"---\nplatform: x\nhandle: p{number}\nid: '{1000 + number}'\n---\n")
+    (people / "mallory.md").write_text(
+        "---\nplatform: x\nhandle: mallory\nid: '42'\ndo_not_engage: true\n---\n")
+    home = Home(tmp_path)
+    identity.rebuild(home, "x")
+    stop = tmp_path / "stop"
+    rebuilder = subprocess.Popen([sys.executable, "-c", (
+        "import os, sys, time\n"
+        "from pathlib import Path\n"
+        "from tactful.core.memory import identity\n"
+        "from tactful.core.memory.home import Home\n"
+        "home = Home(Path(sys.argv[1]))\n"
+        "rounds = 0\n"
+        "while not os.path.exists(sys.argv[2]):\n"
+        "    identity.rebuild(home, 'x')\n"
+        "    time.sleep(0.01)\n"  # a waiting reader gets its turn, as between real rebuilds
+        "    rounds += 1\n"
+        "    if rounds == 40:\n"
+        "        open(sys.argv[3], 'w').close()\n"), str(tmp_path), str(stop),
+        str(tmp_path / "rebuilt forty times")])
+    answers = []
+    try:
+        while not (tmp_path / "rebuilt forty times").exists():
+            assert rebuilder.poll() is None, "the rebuilding process stopped"
+            answers.append(identity.handles_for(home, "x", "42"))
+    finally:
+        stop.touch()
+        rebuilder.wait(timeout=60)
+    missed = sum(answer != ["mallory"] for answer in answers)
+    assert missed == 0, f"{missed} of {len(answers)} lookups missed the flagged handle"

@@ -150,6 +150,10 @@ def _quick(args: Sequence[str]) -> SimpleNamespace | None:
 # Commands that answer from memory, change nothing of it, and run before every reply or to look
 # something up: they read the config's memory values from the home's copy (context.py).
 _KEPT_CONFIG = frozenset({"check", "card", "search", "hot"})
+# `remember` runs after every interaction, often as a process of its own, and needs of the
+# config only those values too: it reads the copy as well, and keeps one only once it has
+# succeeded.
+_KEPT_WHEN_DONE = frozenset({"remember"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -167,10 +171,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             handler = getattr(import_module(module_name), function)
         from tactful.core.cli.context import Context
 
+        command = getattr(args, "command", None)
         context = Context(home_arg=getattr(args, "home", None),
                           config_arg=getattr(args, "config", None), debug=debug,
-                          kept_config=getattr(args, "command", None) in _KEPT_CONFIG)
-        return handler(context, args)
+                          kept_config=command in _KEPT_CONFIG or command in _KEPT_WHEN_DONE,
+                          keep_when_done=command in _KEPT_WHEN_DONE)
+        code = handler(context, args)
+        if code == 0:
+            context.done()
+        return code
     except Done:
         return 0
     except BrokenPipeError:

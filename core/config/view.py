@@ -96,12 +96,14 @@ def kept(home: Path, config: Path) -> MemoryView | None:
     return MemoryView(timezone, tuple(owners), compact_after, keep_full)
 
 
-def keep(home: Path, config: Path, loaded: Config) -> None:
+def keep(home: Path, config: Path, loaded: Config, text: str | None = None) -> None:
     """Keep the values of a file that just loaded, for the next command. Best effort: a home
-    that cannot be written (or is not a memory home) keeps nothing, and that is no error."""
+    that cannot be written (or is not a memory home) keeps nothing, and that is no error.
+    `text`: the file as it was read just before it loaded (`file_text`), for a command that
+    keeps only once it has succeeded: a file edited meanwhile is then a stranger to the copy."""
     from tactful.core.memory.atomic import write_atomic
 
-    text = _read(config)
+    text = _read(config) if text is None else text
     if text is None or not (home / "people").is_dir():
         return
     copy = {"format": FORMAT, "path": str(config), "digest": _digest(text), "code": _code(),
@@ -114,14 +116,15 @@ def keep(home: Path, config: Path, loaded: Config) -> None:
         pass
 
 
-def user_config_file(home: Path) -> Path | None:
+def user_config_file(home: Path, *, keep: bool = True) -> Path | None:
     """Where the user's own config file goes (`loader.user_config_file`), asked of platformdirs
     once per circumstance: the answer is kept in the home beside a fingerprint of everything it
     depends on (the Python, the system, the user id, the whole environment, hashed: it may hold
     secrets; and platformdirs' own source). Any difference, or a home directory named other
     than by an absolute $HOME (platformdirs then asks the password database), asks again.
     Importing platformdirs (with tempfile and shutil) cost `tactful check` a fifth of a bare
-    interpreter start."""
+    interpreter start. With `keep` False a kept answer is read but none is written: `remember`
+    keeps one only once it has succeeded (core/cli/context.py)."""
     from .loader import user_config_file as ask
 
     circumstances = _circumstances()
@@ -138,7 +141,7 @@ def user_config_file(home: Path) -> Path | None:
     except (OSError, ValueError, TypeError, KeyError, RecursionError):
         pass
     found = ask()
-    if (home / "people").is_dir():
+    if keep and (home / "people").is_dir():
         from tactful.core.memory.atomic import write_atomic
 
         copy = {"format": FORMAT, "circumstances": circumstances,
@@ -171,6 +174,11 @@ def _circumstances() -> str | None:
     uid = os.getuid() if hasattr(os, "getuid") else None
     described = repr((sys.version, sys.platform, uid, sorted(os.environ.items()), source))
     return sha256(described.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def file_text(config: Path) -> str | None:
+    """The file's bytes as `keep` hashes them, or None (not a regular file, or too big)."""
+    return _read(config)
 
 
 def _copy(home: Path, config: Path) -> Path:

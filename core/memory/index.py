@@ -447,6 +447,7 @@ def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None, *,
         batch = _Batch(db)
         done = 0
         for folder in folders:
+            began = time.time_ns()  # the id map's sweeps read again what changes from here
             files = list(_folder_files(folder, look))
             parsed: dict[str, tuple[str | None, list[str]]] = {}
             for handle, path, _ in files:
@@ -461,7 +462,7 @@ def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None, *,
                     if progress is not None:
                         progress("files", done, done + 1)
             if ids:
-                _ids_from(home, folder.name, look.folders[folder.name], parsed)
+                _ids_from(home, folder.name, look.folders[folder.name], parsed, began)
         batch.flush()
         for statement in indexes:
             db.execute(statement)
@@ -487,7 +488,7 @@ def _rebuild(home: Home, settings: MemorySettings, progress: Progress | None, *,
 
 
 def _ids_from(home: Home, platform: str, mtime: int,
-              parsed: dict[str, tuple[str | None, list[str]]]) -> None:
+              parsed: dict[str, tuple[str | None, list[str]]], began: int) -> None:
     """The platform's id map from the headers just parsed, when no file was made, removed or
     renamed in its folder since they were listed (its mtime, settled, did not move; tactful's
     own writes are renames, under the map's lock); otherwise read again under that lock."""
@@ -499,7 +500,7 @@ def _ids_from(home: Home, platform: str, mtime: int,
         except OSError:
             now = -2
         if mtime >= 0 and now == mtime:
-            identity.rebuild_from_parsed(home, platform, parsed)
+            identity.rebuild_from_parsed(home, platform, parsed, began)
         else:
             identity.rebuild_held(home, platform)
 

@@ -251,6 +251,32 @@ def header_lines(content: str) -> list[str] | None:
         return None
 
 
+def id_number_misread(header: dict[Any, Any], lines: list[str]) -> str | None:
+    """What is wrong when YAML read the id as a number other than the one written (`0042` is
+    octal 34 to YAML 1.1, `1_000` is 1000, `12:30` is 750), else None. A hand-written id must
+    mean what it says, or a flagged person's id would be looked up under a number nobody
+    meant: both readers refuse such a file (docs/memory.md)."""
+    value = header.get("id")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float):
+        # `42.0` (as a spreadsheet exports 42) reads as written, yet is no id the platform
+        # gives: the map could not key it, the reader would keep "42.0", and id 42 would pass.
+        return f"YAML reads the id as the fraction {value}, which is no platform id; " \
+               f"write the id as the platform gives it, quoted: id: '{value:.0f}'" \
+               if value.is_integer() else f"YAML reads the id as the fraction {value}"
+    for line in lines:
+        key, sep, rest = line.partition(":")
+        if key == "id" and sep:
+            written = rest.split(" #", 1)[0].strip()
+            if written == str(value):
+                return None
+            return (f"YAML reads {written} as the number {value}, not as written; "
+                    f"quote it: id: '{written}'")
+    # The key spelled otherwise (quoted, a space before the colon): what was meant is unsure.
+    return f"YAML reads the id as the number {value}; write it as id: '{value}'"
+
+
 def header_fields(lines: list[str]) -> dict[str, Any]:
     """The header's YAML as this module reads it (duplicates and near-miss keys refused);
     ValueError if bad."""
@@ -267,6 +293,8 @@ def header_fields(lines: list[str]) -> dict[str, Any]:
         raise ValueError("header is not a mapping")
     if near_miss(header) is not None:
         raise ValueError("header has a key that looks like one tactful reads but is not it")
+    if id_number_misread(header, lines) is not None:
+        raise ValueError("header has an id that YAML reads as another number")
     return header
 
 
@@ -332,6 +360,9 @@ class _Reader:
         if isinstance(value, str):
             return one_line(value)  # hand-written YAML can hold newlines; a card line cannot
         if isinstance(value, int | float) and not isinstance(value, bool) and key == "id":
+            misread = id_number_misread(header, self.header_lines)
+            if misread is not None:
+                raise self.fail(self.key_line(key), f"id: {misread}")
             return str(value)
         raise self.fail(self.key_line(key), f"{key}: expected text, found {type(value).__name__}")
 

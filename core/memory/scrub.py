@@ -54,7 +54,7 @@ run is scanned once, not once per position), overlaps are tracked in byte maps r
 lists, and decoding (base64) is bounded by the length of the text. `bench/privacy_gate.py`
 measures it. Most rules sit behind cheap gates (a substring test, or a short scan) and the
 digit rules only look at runs of digits. Standard library only; every pattern is compiled
-once, at import.
+once: at import if most texts need it, else the first time one does (`_later`, `_Rule.pattern`).
 """
 
 from __future__ import annotations
@@ -110,7 +110,22 @@ _Check = Callable[[re.Match[str], str], bool]
 _Extend = Callable[[re.Match[str], str], "tuple[int, int] | None"]
 _Spans = list[tuple[int, int]]
 
-_MARKER = re.compile(r"\[redacted:(?:" + "|".join(KINDS) + r")\]")
+
+def _later(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
+    """A pattern that only some texts reach (a marker already there, a rule's check after a
+    match, an odd character), compiled the first time it is used: compiled at import, they
+    cost every `tactful remember` started as a process a few milliseconds (README, Speed)."""
+    found: list[re.Pattern[str]] = []
+
+    def compiled() -> re.Pattern[str]:
+        if not found:
+            found.append(re.compile(pattern, flags))
+        return found[0]
+
+    return compiled
+
+
+_MARKER = _later(r"\[redacted:(?:" + "|".join(KINDS) + r")\]")
 _DIGIT = re.compile(r"[0-9]")
 # Runs of digits with the separators phones and cards use; the digit rules match inside these.
 _RUN = re.compile(r"[0-9][0-9 ().+/_\\|*\-]{3,}+")
@@ -154,7 +169,7 @@ _VIEW_CACHE = 50_000
 _VIEW = _ViewTable(_VIEW_TABLE)
 # Characters with no width: left out of the view, so "4111\u200b1111..." reads as digits.
 _ZERO_WIDTH = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
-_VISIBLE = re.compile(f"[^{_ZERO_WIDTH}]+")
+_VISIBLE = _later(f"[^{_ZERO_WIDTH}]+")
 
 
 def _view(text: str) -> tuple[str, list[int] | None]:
@@ -167,7 +182,7 @@ def _view(text: str) -> tuple[str, list[int] | None]:
         return view, None
     parts: list[str] = []
     index: list[int] = []
-    for m in _VISIBLE.finditer(view):
+    for m in _VISIBLE().finditer(view):
         parts.append(m.group(0))
         index.extend(range(m.start(), m.end()))
     return "".join(parts), index
@@ -206,7 +221,7 @@ def _card_ok(m: re.Match[str], text: str) -> bool:
     return card_number_ok(_digits(_value(m, text)))
 
 
-_IBAN_TAIL = re.compile(r"[ .-][A-Za-z0-9]{1,8}$")
+_IBAN_TAIL = _later(r"[ .-][A-Za-z0-9]{1,8}$")
 
 
 def _iban_span(m: re.Match[str], text: str) -> tuple[int, int] | None:
@@ -216,7 +231,7 @@ def _iban_span(m: re.Match[str], text: str) -> tuple[int, int] | None:
     for _ in range(3):
         if iban_ok(raw):
             return m.start(), m.start() + len(raw)
-        tail = _IBAN_TAIL.search(raw)
+        tail = _IBAN_TAIL().search(raw)
         if tail is None:
             return None
         raw = raw[: tail.start()]
@@ -228,10 +243,10 @@ def _entropy(s: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
 
 
-_TIMESTAMPISH = re.compile(r"[0-9:.+\-TZtz/]+")
+_TIMESTAMPISH = _later(r"[0-9:.+\-TZtz/]+")
 
 
-_SEGMENT_BREAKS = re.compile(r"[-_./+=~:%]")
+_SEGMENT_BREAKS = _later(r"[-_./+=~:%]")
 
 
 def _random_segment(segment: str) -> bool:
@@ -248,9 +263,9 @@ def _random_segment(segment: str) -> bool:
 def _looks_random(value: str) -> bool:
     """A secret after `key:` or `token=` has a long, mixed run somewhere in it; slugs such as
     "q3-2026-roadmap-v2", words and dates do not."""
-    if len(value) < 12 or _TIMESTAMPISH.fullmatch(value):
+    if len(value) < 12 or _TIMESTAMPISH().fullmatch(value):
         return False
-    if not any(_random_segment(seg) for seg in _SEGMENT_BREAKS.split(value)):
+    if not any(_random_segment(seg) for seg in _SEGMENT_BREAKS().split(value)):
         return False
     return _entropy(value) >= 3.0
 
@@ -271,14 +286,14 @@ def _cloud_secret(m: re.Match[str], text: str) -> bool:
 
 
 # Words that make a 64-hex run a digest or an id rather than a key.
-_HASH_WORDS = re.compile(
+_HASH_WORDS = _later(
     r"sha|hash|checksum|digest|commit|\btx|txid|transaction|block|fingerprint|etag|integrity"
     r"|md5|blake|\bgit\b|merkle|\bcid\b",
 )
 
 
 def _hex_key(m: re.Match[str], text: str) -> bool:
-    return _HASH_WORDS.search(text[max(0, m.start() - 40) : m.start()].lower()) is None
+    return _HASH_WORDS().search(text[max(0, m.start() - 40) : m.start()].lower()) is None
 
 
 def _wif_ok(m: re.Match[str], text: str) -> bool:
@@ -337,7 +352,7 @@ def _wordset(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
-_PW_TOKEN = re.compile(r"[^\s\"'`]{1,80}")
+_PW_TOKEN = _later(r"[^\s\"'`]{1,80}")
 # Words that make what follows "my password is" a sentence rather than the password.
 _PROSE_AFTER_PASSWORD = _wordset(
     """
@@ -388,7 +403,7 @@ def _single_value(token: str, explicit: bool) -> bool:
     return any(ch.isalnum() for ch in token)
 
 
-_PLAIN_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ0-9]+(?:-[A-Za-zÀ-ÖØ-öø-ÿ0-9]+)*")
+_PLAIN_WORD = _later(r"[A-Za-zÀ-ÖØ-öø-ÿ0-9]+(?:-[A-Za-zÀ-ÖØ-öø-ÿ0-9]+)*")
 
 
 def _password_value_span(m: re.Match[str], text: str, *, explicit: bool) -> tuple[int, int] | None:
@@ -400,7 +415,7 @@ def _password_value_span(m: re.Match[str], text: str, *, explicit: bool) -> tupl
     pos = m.start("b")
     words: list[tuple[int, int]] = []
     while len(words) < 8:
-        token = _PW_TOKEN.match(text, pos)
+        token = _PW_TOKEN().match(text, pos)
         if token is None:
             break
         core = token.group(0).rstrip(_TRAILING)
@@ -421,7 +436,7 @@ def _password_value_span(m: re.Match[str], text: str, *, explicit: bool) -> tupl
         return None
     first = text[words[0][0] : words[0][1]]
     if len(words) == 1 or not all(
-        _PLAIN_WORD.fullmatch(text[s:e]) for s, e in words
+        _PLAIN_WORD().fullmatch(text[s:e]) for s, e in words
     ):
         return words[0] if _single_value(first, explicit) else None
     texts = [text[s:e] for s, e in words]
@@ -465,13 +480,13 @@ def _digit_count(low: int, high: int) -> _Check:
     return check
 
 
-_YEAR_CONTEXT = re.compile(
+_YEAR_CONTEXT = _later(
     r"\b(?:[Ii]n|[Ss]ince|[Bb]y|[Ff]rom|[Uu]ntil|[Tt]ill|[Oo]f|[Aa]fter|[Bb]efore|[Aa]round"
     r"|[Cc]irca|[Dd]uring|and|to)\s*$"
 )
 
 
-_NEXT_WORD = re.compile(r"[ \t]+(?:[A-Z][ \t]+)?([a-z]+)")
+_NEXT_WORD = _later(r"[ \t]+(?:[A-Z][ \t]+)?([a-z]+)")
 # Words that may follow a street address. Any other lowercase word means the street name was
 # an adjective: "the 9 Supreme Court justices", "2 Wall Street banks".
 _AFTER_ADDRESS = frozenset(
@@ -487,7 +502,7 @@ _AFTER_ADDRESS = frozenset(
 
 
 # Words that make the number a count or an index: "Chapter 11 Main Street", "the 3 Little Pigs".
-_NOT_HOUSE = re.compile(
+_NOT_HOUSE = _later(
     r"(?i)\b(?:the|chapter|page|top|route|gate|room|level|episode|season|part|vol|volume|no"
     r"|number|version|act|scene|step|day|week|rank|section|article|verse|stage|round|track"
     r"|side|floor|platform|bus|tram|line)\.?\s*$"
@@ -497,26 +512,26 @@ _NOT_HOUSE = re.compile(
 def _address_ok(m: re.Match[str], text: str) -> bool:
     number = m.group("n")
     before = max(0, m.start() - 12)
-    if _NOT_HOUSE.search(text, before, m.start()):
+    if _NOT_HOUSE().search(text, before, m.start()):
         return False
     # "In 2020 Main Street closed" names a year, not a house number.
     if (
         len(number) == 4
         and number[:2] in ("19", "20")
-        and _YEAR_CONTEXT.search(text, before, m.start()) is not None
+        and _YEAR_CONTEXT().search(text, before, m.start()) is not None
     ):
         return False
-    following = _NEXT_WORD.match(text, m.end())
+    following = _NEXT_WORD().match(text, m.end())
     return following is None or following.group(1) in _AFTER_ADDRESS
 
 
 # Lower-case addresses need someone saying it is where they are ("I live at 14 church lane").
-_ADDRESS_CUE = re.compile(
+_ADDRESS_CUE = _later(
     r"(?:live|living|lives|stay|staying|ship|send|deliver|mail|post|moved|move|located|visit"
     r"|find|come|address|addr|house|home|flat|apartment|place|office|we're|i'm|am|is|at|to)"
     r"\W{0,3}(?:\w{1,10}\W{1,3}){0,2}$"
 )
-_NONSPACE = re.compile(r"\S")
+_NONSPACE = _later(r"\S")
 _NOT_STREET_NAME = _wordset(
     "the a an down up to on of in my our your his her their this that from into onto over"
     " through along across past by near and or miles mile km blocks block minutes mins hours"
@@ -531,11 +546,12 @@ def _lower_address_ok(m: re.Match[str], text: str) -> bool:
         return False
     before = text[max(0, m.start() - 30) : m.start()].lower()
     # Lowered text is the rule's input here, so "before" is already lower case.
-    return _ADDRESS_CUE.search(before) is not None or _NONSPACE.search(text, 0, m.start()) is None
+    return (_ADDRESS_CUE().search(before) is not None
+            or _NONSPACE().search(text, 0, m.start()) is None)
 
 
 # "Via Twitter 2 days ago" is not an address.
-_UNIT_AFTER = re.compile(
+_UNIT_AFTER = _later(
     r"\s*(?:days?|hours?|h|minutes?|mins?|seconds?|weeks?|months?|years?|times|people|likes"
     r"|followers|replies|comments|%)\b",
     re.IGNORECASE,
@@ -543,7 +559,7 @@ _UNIT_AFTER = re.compile(
 
 
 def _not_a_count(m: re.Match[str], text: str) -> bool:
-    return _UNIT_AFTER.match(text, m.end()) is None
+    return _UNIT_AFTER().match(text, m.end()) is None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1302,13 +1318,13 @@ def _links(text: str, lowered: str) -> _Spans:
 
 _EMAIL_RANK = 2
 # Anchored on '@' so the engine jumps straight to it; the local part is walked back by hand.
-_EMAIL_DOMAIN = re.compile(r"@(?:[\w-]{1,63}\.)+(?P<tld>[A-Za-z]{2,24})(?![\w-])")
+_EMAIL_DOMAIN = _later(r"@(?:[\w-]{1,63}\.)+(?P<tld>[A-Za-z]{2,24})(?![\w-])")
 _LOCAL_PUNCT = frozenset(".%+-_")
 
 
 def _emails(text: str) -> Iterator[tuple[int, int]]:
     floor = 0
-    for m in _EMAIL_DOMAIN.finditer(text):
+    for m in _EMAIL_DOMAIN().finditer(text):
         if m.group("tld").lower() in _FILE_EXTENSIONS:
             continue  # icon@2x.png
         start = m.start()
@@ -1333,8 +1349,8 @@ _BASE64_DEPTH = 2
 _URLSAFE = str.maketrans("-_", "+/")
 _LAYOUT = str.maketrans("", "", "\n\r\t")
 # "user:password", as HTTP Basic credentials carry them.
-_CREDENTIAL_PAIR = re.compile(r"[^\s:]{1,64}:(?P<v>\S{6,128})")
-_BASIC = re.compile(r"(?i:basic)\s{1,4}$")
+_CREDENTIAL_PAIR = _later(r"[^\s:]{1,64}:(?P<v>\S{6,128})")
+_BASIC = _later(r"(?i:basic)\s{1,4}$")
 
 
 def _decoded(run: str) -> str | None:
@@ -1354,7 +1370,7 @@ def _decoded(run: str) -> str | None:
 
 
 def _credential_pair(decoded: str, basic: bool) -> bool:
-    pair = _CREDENTIAL_PAIR.fullmatch(decoded)
+    pair = _CREDENTIAL_PAIR().fullmatch(decoded)
     if pair is None:
         return False
     value = pair.group("v")
@@ -1364,7 +1380,7 @@ def _credential_pair(decoded: str, basic: bool) -> bool:
 def _wrapped_secrets(text: str, depth: int) -> Iterator[tuple[int, int, str]]:
     """Base64 runs whose text holds a finding, with the kind to report (secrets first)."""
     for m in _BASE64_RUN.finditer(text):
-        basic = _BASIC.search(text, max(0, m.start() - 10), m.start()) is not None
+        basic = _BASIC().search(text, max(0, m.start() - 10), m.start()) is not None
         # Short runs only after "Basic": "admin:pass" fits in twenty characters.
         if m.end() - m.start() < 24 and not basic:
             continue
@@ -1395,12 +1411,12 @@ _SEED_RUN = re.compile(
     rf"(?:{_SEED_GAP}{_SEED_WORD}){{11,}}+"
 )
 _SEED_MIN_TEXT = 12 * 4 - 1
-_LETTERS = re.compile(r"[a-z]+")
+_LETTERS = _later(r"[a-z]+")
 
 
 def _seed_phrases(lowered: str) -> Iterator[tuple[int, int]]:
     for m in _SEED_RUN.finditer(lowered):
-        words = _LETTERS.findall(m.group(0))
+        words = _LETTERS().findall(m.group(0))
         listed = seed_words()
         known = sum(1 for word in words if word in listed)
         repeats = len(words) - len(set(words))
@@ -1462,7 +1478,7 @@ def _find_in(text: str, depth: int) -> list[_Hit]:
     # (links, and invalid IBANs).
     marked = _Map(size)
     if "[redacted:" in text:
-        for m in _MARKER.finditer(text):
+        for m in _MARKER().finditer(text):
             marked.take(*m.span())
     shielded = _Map(size)
     if "://" in text or "www." in lowered:
