@@ -8,12 +8,18 @@ Builds a home of 10,000 person files, then measures, in paired rounds against a 
   * `tactful check` right after a write by the real command (not timed): `remember` of someone
     new, `remember --id`, `dne` on and off, `flag`, `pin`, `set`, `link`, taking turns, so
     whatever was written just before, the check finds the id map fresh or pays for it here;
+  * `tactful search` as a real process right after a write (goal: at most 3x), wall-clock and
+    CPU seconds, each round paired with its own bare runs: after `remember` by the real command
+    (which brings the index up to date as it regenerates the desk), and after a write that
+    left the index behind (the file replaced and the change journal told, as a writer whose
+    desk was busy leaves it), which the search itself catches up: it reads that file;
   * the card built in-process for a person with 50 entries of realistic talk (goal: under
     5 ms), beside a plain read of the same file, so the figure can be judged on a noisy machine.
 
 Every process runs with bytecode written and read, as after any install (see `child_env`).
 
-Run: .venv/bin/python bench/memory_fast_paths.py [--people 10000] [--runs 21]
+Run: .venv/bin/python bench/memory_fast_paths.py [--people 10000] [--runs 21] [--search-only]
+     [--before OTHER/.venv/bin/tactful]
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -33,7 +40,7 @@ from zoneinfo import ZoneInfo
 
 from tactful.core.memory import card, check, personfile, recording
 from tactful.core.memory.home import Home
-from tactful.core.memory.person import Person
+from tactful.core.memory.person import Entry, Person
 from tactful.core.memory.settings import MemorySettings
 from tactful.core.memory.store import People
 
@@ -186,6 +193,70 @@ def check_after_write(tactful: str, home: Path, runs: int) -> dict[str, list[flo
     return times
 
 
+def timed_cpu(argv: list[str], name: str) -> tuple[float, float]:
+    """Wall-clock seconds of one process and the CPU seconds it used (user + system): on a
+    shared machine the second moves much less with what else runs."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = timed(argv, name)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def search_after_write(tactful: str, home: Path, runs: int,
+                       before: str | None = None) -> dict[str, list[tuple[float, float]]]:
+    """`tactful search` right after a write, paired with a bare interpreter start in the same
+    round (the two take turns going first). Two writes: `remember` by the real command (not
+    timed), and a write made here in the bench's process (not timed), the file replaced and
+    the change journal told but the index not caught up, as when the writer found the desk
+    busy: the search reads the file itself. `before`: another checkout's `tactful`, timed in
+    the same rounds (its own write before each of its searches after a write)."""
+    bare = [sys.executable, "-c", "pass"]
+    sides = {"": tactful, **({" (before)": before} if before else {})}
+    people = People(Home(home), MemorySettings(tz=TZ))
+    times: dict[str, list[tuple[float, float]]] = {"python3 -c pass": []}
+    for label in sides:
+        times[f"search after remember{label}"] = []
+        times[f"search after a write{label}"] = []
+    for command in sides.values():  # the index built, bytecode written
+        run([command, "--home", str(home), "search", "evals harness"], "search")
+    written = 0
+    for n in range(runs):
+        run([tactful, "--home", str(home), "remember", "x", f"person{4 * n:05d}", "--kind",
+             "reply", "--they", f"more evals, round {n}"], "remember")
+        turn = [("python3 -c pass", bare)] + [
+            (f"search after remember{label}", [command, "--home", str(home), "search",
+                                                "evals harness"])
+            for label, command in sides.items()]
+        shift = n % len(turn)
+        for name, argv in turn[shift:] + turn[:shift]:
+            times[name].append(timed_cpu(argv, name))
+        for label, command in sides.items():
+            written += 1
+            entry = Entry(at=datetime(2026, 11, 29, 12, tzinfo=TZ), kind="reply",
+                          direction="inbound", they=f"evals again, round {n}")
+            people.change("x", f"person{4 * written:05d}",
+                          lambda person, entry=entry: person.entries.append(entry))
+            times[f"search after a write{label}"].append(timed_cpu(
+                [command, "--home", str(home), "search", "evals harness"], "after a write"))
+    return times
+
+
+def report_cpu(group: dict[str, list[tuple[float, float]]]) -> None:
+    wall = statistics.median(w for w, _ in group["python3 -c pass"])
+    cpu = statistics.median(c for _, c in group["python3 -c pass"])
+    for name, values in group.items():
+        w = statistics.median(v for v, _ in values)
+        c = statistics.median(v for _, v in values)
+        print(f"{name:<34}{w * 1000:>10.1f}{w / wall:>8.2f}{c * 1000:>10.1f}{c / cpu:>8.2f}")
+
+
+def search_report(tactful: str, home: Path, runs: int, before: str | None) -> None:
+    searches = search_after_write(tactful, home, runs, before)
+    print(f"\n{'command, medians':<34}{'wall ms':>10}{'× bare':>8}{'CPU ms':>10}{'× bare':>8}")
+    report_cpu(searches)
+    print("goal: tactful search at most 3× a bare interpreter start right after a write")
+
+
 def card_time(people: People, loops: int) -> tuple[float, float]:
     path = people.home.person_path("x", "the_regular")
     start = time.perf_counter()
@@ -222,6 +293,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--people", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--search-only", action="store_true",
+                        help="only search right after a write, not check or the card")
+    parser.add_argument("--before", metavar="TACTFUL",
+                        help="also time search with another checkout's tactful, same rounds")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="tactful-bench-"))
     try:
@@ -233,6 +308,10 @@ def main() -> None:
         tactful = str(Path(sys.executable).with_name("tactful"))
         config = Path(__file__).resolve().parent.parent / "config" / "tactful.example.yaml"
         base = [tactful, "--home", str(root)]
+        if args.search_only:
+            search_report(tactful, root, args.runs, args.before)
+            print(f"load average after:  {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+            return
         times = timed_runs({
             "python3 -c pass": [sys.executable, "-c", "pass"],
             "tactful check (fresh id map)": [*base, "check", "x", "person00000"],
@@ -246,6 +325,8 @@ def main() -> None:
         report(after)
         print("goal: tactful check at most 3× a bare interpreter start, whatever was written "
               "just before (each group paired with its own bare runs)")
+        print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        search_report(tactful, root, args.runs, args.before)
         people = People(Home(root), MemorySettings(tz=TZ))
         per_card, per_read = card_time(people, 300)
         print(f"\ncard, 50 entries, in-process: {per_card * 1000:.2f} ms per card "

@@ -169,3 +169,66 @@ def test_reindex_maps_a_stable_id_from_the_same_reading_of_the_files(  # type: i
     assert cli("check", "x", "renamed", "--id", "777").code == 3  # the map knows id 777
     assert (home / ".ids" / "x" / "777" / "troll").exists()
     assert (home / ".ids" / "x" / "888" / "ogre").exists()
+
+
+def test_a_search_catching_up_a_file_tactful_wrote_loads_no_yaml_parser_nor_openssl(  # type: ignore[no-untyped-def]
+        cli, home: Path) -> None:
+    # The file is written as a writer writes it, its tone included ("asks questions, replies
+    # back"), but not caught up by that writer's desk: the next search reads it, and a header
+    # of tactful's own shape must not cost it PyYAML at the command's start, nor hashing one
+    # file the loading of OpenSSL (hashlib).
+    import subprocess
+    import sys
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from tactful.core.memory import personfile
+    from tactful.core.memory.person import Entry, Person
+
+    def search(word: str) -> subprocess.CompletedProcess[str]:
+        probe = ("import sys\n"
+                 "from tactful.core.cli.main import main\n"
+                 f"code = main(['--home', {str(home)!r}, 'search', {word!r}, '--json'])\n"
+                 "print(code, 'yaml' in sys.modules, 'hashlib' in sys.modules)")
+        return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                              check=True, env={**os.environ, "TACTFUL_NOW": NOW})
+
+    assert cli("remember", "x", "alpha", "--kind", "reply", "--they", "sourdough").code == 0
+    search("sourdough")  # what a first run of a home does once (the config's view kept) is done
+    tz = ZoneInfo("America/New_York")
+    at = datetime(2026, 11, 20, 9, tzinfo=tz)
+    person = Person(platform="x", handle="bravo", tone_notes="asks questions, replies back",
+                    tone_basis=1, entries=[Entry(at=at, kind="reply", direction="inbound",
+                                                 they="any ciabatta?")])
+    (home / "people" / "x" / "bravo.md").write_text(personfile.dumps(person, tz))
+    done = search("ciabatta")
+    lines = done.stdout.strip().splitlines()
+    assert '"handle": "bravo"' in done.stdout
+    assert lines[-1] == "0 False False"
+
+
+def test_the_index_keeps_the_sha256_of_each_file_whichever_implementation_hashed_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The first files a process hashes go through Python's own SHA-256, the rest through
+    # OpenSSL's: a catch-up compares what either stored with what either computes now.
+    import hashlib
+    from zoneinfo import ZoneInfo
+
+    from tactful.core.memory import index, personfile
+    from tactful.core.memory.person import Person
+    from tactful.core.memory.settings import MemorySettings
+
+    folder = tmp_path / "people" / "x"
+    folder.mkdir(parents=True)
+    for n in range(index._SMALL_SHA_FILES + 8):
+        person = Person(platform="x", handle=f"user{n:02d}", display_name=f"User {n}")
+        (folder / f"user{n:02d}.md").write_text(personfile.dumps(person, ZoneInfo("UTC")))
+    monkeypatch.setattr(index, "_hashed", 0)
+    index.rebuild(Home(tmp_path), MemorySettings(tz=ZoneInfo("UTC")))
+    db = sqlite3.connect(tmp_path / index.FILE)
+    try:
+        kept = dict(db.execute("SELECT handle, sha FROM files"))
+    finally:
+        db.close()
+    assert kept == {path.stem: hashlib.sha256(path.read_bytes()).hexdigest()
+                    for path in folder.glob("*.md")}

@@ -57,7 +57,9 @@ tricky = st.sampled_from([
     "0x1f", "1e3", "1.5", ".inf", "2026-10-01", "12:30", "- a", "a: b", "a #b", "#a", "'a'",
     '"a"', "[a]", "{a: b}", "&a", "*a", "!a", "|", ">", "%a", "@a", "`a", "=", "<<", "a  b",
     " a", "a ", "O'Brien", "back\\slash", "tab\there", "ünï", "😀", "a\u2028b", "\ufeffa",
-    "", "-", "?", ":", "a,b", "x/y", "user.name", "Ann-Marie", "a_b"])
+    "", "-", "?", ":", "a,b", "x/y", "user.name", "Ann-Marie", "a_b", "warm, replies back",
+    "a, b", "a ,b", "a,", "a, ", "a,  b", "yes, no", "a, #b", "a, [b]", "a, {b}", "a,,b",
+    "a, - b", "a, &b", "a, 1"])
 any_text = st.text(max_size=30) | tricky
 people = st.builds(
     Person, platform=st.sampled_from(["x", "bluesky", "telegram"]),
@@ -106,6 +108,17 @@ def test_the_header_of_an_ordinary_person_is_read_without_yaml() -> None:
     assert fast is not None and fast["do_not_engage"] is True and fast["id"] == "123456789"
 
 
+def test_a_header_with_the_tone_tactful_writes_is_read_without_yaml() -> None:
+    # The tone is feature words joined by commas (ladder.tone): the commonest reason a header
+    # of a file tactful wrote went to the YAML loader, and the import of PyYAML with it.
+    person = Person(platform="x", handle="user00042", display_name="User 42",
+                    tone_notes="asks questions, warm, technical, replies back", tone_basis=12)
+    lines = header_lines(personfile.dumps(person, TZ))
+    fast = personfile.fast_header(lines)
+    assert fast is not None and fast == by_yaml(lines)
+    assert fast["tone_notes"] == "asks questions, warm, technical, replies back"
+
+
 ODD_HEADERS = {
     "do_not_engage written twice": ["platform: x", "handle: a", "do_not_engage: true",
                                     "do_not_engage: false"],
@@ -145,6 +158,10 @@ ODD_HEADERS = {
     "a date": ["platform: x", "handle: a", "first_seen: 2026-10-01"],
     "non-ASCII text": ["platform: x", "handle: a", "display_name: Zoë"],
     "a colon in the value": ["platform: x", "handle: a", "display_name: a: b"],
+    "a comma before a comment": ["platform: x", "handle: a", "tone_notes: warm, #brief"],
+    "a comma and two spaces": ["platform: x", "handle: a", "tone_notes: warm,  brief"],
+    "a comma at the end": ["platform: x", "handle: a", "tone_notes: warm,"],
+    "a comma, then a flow list": ["platform: x", "handle: a", "tone_notes: warm, [a]"],
     "nothing": [],
 }
 

@@ -171,3 +171,18 @@ def test_a_pin_dated_on_a_day_no_clock_holds_is_still_found(tmp_path: Path) -> N
         assert found.fetchall() == [("zanzibarish running joke",)]
     finally:
         db.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(people)
+def test_the_open_items_a_rebuild_indexes_are_the_persons_unresolved_ones_oldest_first(
+        person: Person) -> None:
+    # Made in the same pass as the documents (index._rows_of), they must still be what the
+    # person's own list says, in its order: the desk reads them newest first, ties in this order.
+    read = personfile.loads(personfile.dumps(person, TZ), TZ)
+    docs: list[tuple[object, ...]] = []
+    texts: list[tuple[object, ...]] = []
+    open_items: list[tuple[object, ...]] = []
+    index._rows_of(read, 7, 0, docs, texts, open_items)
+    assert open_items == [(7, int(at.timestamp()), item.text) for at, item in read.open_items()]
+    assert [row[0] for row in docs] == [row[0] for row in texts]

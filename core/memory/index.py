@@ -15,7 +15,6 @@ person file.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import sqlite3
@@ -26,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from tactful.core.errors import MemoryUnavailable, PersonFileCorrupt
 from tactful.core.memory import changes
@@ -103,9 +102,28 @@ Doc = tuple[str, int | None, bool, str, str, str]
 
 
 def docs_of(person: Person) -> list[Doc]:
-    """What of a person is searchable: entries, compacted lines, pins, and their name."""
+    """What of a person is searchable: entries, compacted lines, pins, and their name (the
+    rows `_rows_of` gives the index, read back as documents)."""
+    docs: list[tuple[object, ...]] = []
+    texts: list[tuple[object, ...]] = []
+    _rows_of(person, 0, 0, docs, texts, [])
+    return [(kind, at, bool(important), body, topics, who)  # type: ignore[misc]
+            for (_, _, kind, at, important), (_, body, topics, who) in zip(docs, texts,
+                                                                         strict=True)]
+
+
+def _rows_of(person: Person, pid: int, seq: int, docs: list[tuple[object, ...]],
+             texts: list[tuple[object, ...]], open_items: list[tuple[object, ...]]) -> int:
+    """Append a person's rows of the docs table, of the text index and of open_items; returns
+    the running number after theirs. One pass over the entries for all three: a reindex does
+    this for every entry of every person, and a pass apiece cost about 5% of its time."""
     who = " ".join(filter(None, [person.handle, f"@{person.handle}", person.display_name]))
-    docs: list[Doc] = [("person", _epoch(person.last_seen), bool(person.flags), "", "", who)]
+    at = _epoch(person.last_seen)
+    docs.append((doc_key(at, seq), pid, "person", at, int(bool(person.flags))))
+    texts.append((docs[-1][0], "", "", who))
+    seq += 1
+    owed: list[tuple[object, ...]] = []  # the entries' open items, after the compacted lines'
+    epoch, second, mask = _EPOCH, _SECOND, _SEQ_MASK
     for entry in person.entries:
         me, withheld = entry.me, entry.withheld
         if entry.open:
@@ -113,6 +131,8 @@ def docs_of(person: Person) -> list[Doc]:
             body = " ".join(filter(None, [entry.they, me, *opens, withheld]))
             important = bool(me) or withheld is not None or any(
                 i.resolved_at is None for i in entry.open)
+            owed += [(pid, _epoch(entry.at), i.text) for i in entry.open
+                     if i.resolved_at is None]
         else:  # most entries: the same text and weight, without the lists
             body = entry.they or ""
             if me:
@@ -122,15 +142,29 @@ def docs_of(person: Person) -> list[Doc]:
             important = bool(me) or withheld is not None
         # Entry times are aware (personfile): whole seconds since the epoch, as timestamp()
         # gives them, without the float.
-        docs.append(("entry", (entry.at - _EPOCH) // _SECOND, important, body,
-                     " ".join(entry.topics), who))
+        at = (entry.at - epoch) // second
+        # doc_key, without the call for the common case: a time inside its range
+        doc_id = (at << SEQ_BITS) | (seq & mask) if 0 <= at < _TIMES else doc_key(at, seq)
+        seq += 1
+        docs.append((doc_id, pid, "entry", at, int(important)))
+        texts.append((doc_id, body, " ".join(entry.topics), who))
     for older in person.compacted:
         body = " ".join([older.summary, *(i.text for i in older.open)])
         important = any(i.resolved_at is None for i in older.open)
-        docs.append(("compact", _epoch(older.at), important, body, "", who))
+        at = _epoch(older.at)
+        open_items += [(pid, at, i.text) for i in older.open if i.resolved_at is None]
+        doc_id = doc_key(at, seq)
+        seq += 1
+        docs.append((doc_id, pid, "compact", at, int(important)))
+        texts.append((doc_id, body, "", who))
+    open_items += owed
     for pin in person.pins:
-        docs.append(("pin", _pin_epoch(pin.on), False, pin.text, "", who))
-    return docs
+        at = _pin_epoch(pin.on)
+        doc_id = doc_key(at, seq)
+        seq += 1
+        docs.append((doc_id, pid, "pin", at, 0))
+        texts.append((doc_id, pin.text, "", who))
+    return seq
 
 
 def _pin_epoch(on: str) -> int | None:
@@ -154,6 +188,8 @@ def _summary(person: Person) -> tuple[object, ...]:
 
 
 SEQ_BITS = 30
+_SEQ_MASK = (1 << SEQ_BITS) - 1
+_TIMES = 1 << 33  # document times are clamped below this (doc_key)
 _FIRST = itemgetter(0)  # a row's document id
 
 
@@ -164,8 +200,8 @@ def doc_key(at: int | None, seq: int) -> int:
     (personfile), so the id fits 63 bits; the running number wraps after 2^30 documents, and a
     clash then fails the insert, which drops the index to be rebuilt (renumbered from 0). A time
     outside that range (a pin dated by hand) is clamped to it."""
-    when = min(max(at or 0, 0), (1 << 33) - 1)
-    return (when << SEQ_BITS) | (seq & ((1 << SEQ_BITS) - 1))
+    when = min(max(at or 0, 0), _TIMES - 1)
+    return (when << SEQ_BITS) | (seq & _SEQ_MASK)
 
 
 # The text rows a rebuild holds before writing them to FTS5 (about 300 bytes each): below it,
@@ -195,16 +231,8 @@ class _Batch:
         pid = self.next_pid
         self.next_pid += 1
         self.people.append((pid, *_summary(person)))
-        self.open_items += [(pid, _epoch(at), item.text) for at, item in person.open_items()]
         self.aka += [(pid, link.ref) for link in person.aka]
-        seq = self.seq
-        docs, texts = self.docs, self.texts
-        for kind, at, important, body, topics, who in docs_of(person):
-            doc_id = doc_key(at, seq)
-            seq += 1
-            docs.append((doc_id, pid, kind, at, int(important)))
-            texts.append((doc_id, body, topics, who))
-        self.seq = seq
+        self.seq = _rows_of(person, pid, self.seq, self.docs, self.texts, self.open_items)
         self.files.append((person.platform, person.handle, found.st_size, found.st_mtime_ns,
                            found.st_ino, sha))
 
@@ -266,8 +294,35 @@ def _connect(path: Path) -> sqlite3.Connection:
     return db
 
 
+# Files hashed by this process: the first few with Python's own SHA-256, the rest with
+# OpenSSL's (hashlib). Loading OpenSSL costs a search that catches up one file written just
+# before it far more than hashing that file (some 5 ms of CPU, a sixth of a bare interpreter
+# start); hashing thousands (a rebuild) is several times quicker with it. The same digest
+# either way.
+_SMALL_SHA_FILES = 16
+_hashed = 0
+
+
 def _sha(data: bytes) -> str:
+    global _hashed
+    _hashed += 1
+    if _hashed <= _SMALL_SHA_FILES:
+        small = _builtin_sha256()
+        if small is not None:
+            return str(small(data).hexdigest())
+    import hashlib
+
     return hashlib.sha256(data).hexdigest()
+
+
+def _builtin_sha256() -> Callable[[bytes], Any] | None:
+    """Python's own SHA-256, without OpenSSL (named _sha256 in 3.11, _sha2 after); None
+    where the interpreter was built without it."""
+    for name in ("_sha2", "_sha256"):
+        with contextlib.suppress(ImportError):
+            module = __import__(name)
+            return module.sha256  # type: ignore[no-any-return]
+    return None
 
 
 @dataclass
@@ -468,7 +523,7 @@ def _read(path: str, tz: tzinfo, platform: str, handle: str, look: _Look,
     from tactful.core.memory import personfile
 
     try:
-        data, found = read_regular_stat(path)
+        data, found = _read_listed(path)
         person = _as_written(written, data, tz, path, platform, handle) \
             if written is not None else None
         if person is None:
@@ -481,6 +536,28 @@ def _read(path: str, tz: tzinfo, platform: str, handle: str, look: _Look,
         look.problem(platform, handle, f"{path}: {exc}")
         return None, None, ""
     return person, found, _sha(data)
+
+
+# As atomic.open_regular opens a file: never waiting on a FIFO swapped in, no controlling tty.
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+
+
+def _read_listed(path: str) -> tuple[bytes, os.stat_result]:
+    """atomic.read_regular_stat for a file its caller has just stat-ed and found regular
+    (every caller of `_read` has): opened without blocking and checked again with fstat, as
+    that does, without its Path, its stat before the open and its buffered file object, which
+    cost a rebuild more than the read itself."""
+    fd = os.open(path, _READ_FLAGS)
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
+            raise NotRegularFile(path, found.st_mode)
+        parts = [os.read(fd, found.st_size + 1)]
+        while parts[-1]:  # to the end, should the file have grown since its stat
+            parts.append(os.read(fd, 1 << 16))
+    finally:
+        os.close(fd)
+    return b"".join(parts), found
 
 
 def _as_written(written: Written, data: bytes, tz: tzinfo, path: str, platform: str,

@@ -185,8 +185,11 @@ _NOT_TEXT = frozenset({"yes", "Yes", "YES", "no", "No", "NO", "true", "True", "T
                        "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF", "null", "Null",
                        "NULL"})
 # Unquoted text: a letter first (a digit, sign, dot or symbol first could be a number, a date
-# or YAML syntax), then words of letters, digits and _ . @ / - with single spaces between.
-_FAST_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_.@/-]*(?: [A-Za-z0-9_.@/-]+)*")
+# or YAML syntax), then words of letters, digits and _ . @ / - with single spaces between, a
+# word maybe ending in a comma before the space: the tone tactful writes ("asks questions,
+# warm, replies back"), which YAML reads as the same text (a comma means something only inside
+# [ ] or { }), and which would otherwise send most headers to the YAML loader.
+_FAST_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_.@/-]*(?:,? [A-Za-z0-9_.@/-]+)*")
 # Single-quoted printable ASCII without a quote inside (so no '' escape to undo).
 _FAST_QUOTED = re.compile(r"'([ -&(-~]*)'")
 _FAST_NUMBER = re.compile(r"0|[1-9][0-9]{0,17}")  # a leading 0 is octal to YAML 1.1: left to it
@@ -341,15 +344,9 @@ class _Reader:
         return self.header_start
 
     def time(self, value: Any, line: int, what: str) -> datetime:
-        if isinstance(value, str):  # every entry has one: read_time's full check only when needed
-            try:
-                quick = datetime.fromisoformat(value.strip())
-            except ValueError:
-                quick = None
-            # An offset is under a day, so a year strictly inside 1970-2200 is inside it in
-            # every zone: what read_time would accept, without moving the time to UTC.
-            if quick is not None and quick.tzinfo is not None and 1970 < quick.year < 2200:
-                return quick
+        quick = _quick_time(value)  # every entry has one: read_time's full check only when needed
+        if quick is not None:
+            return quick
         parsed = read_time(value, self.tz)
         if parsed is None:
             raise self.fail(line, f"{what}: expected an ISO 8601 time from 1970 to 2200, "
@@ -433,8 +430,12 @@ class _Reader:
             dne_reason=self.text(header, "dne_reason", None),
         )
         for key in ("first_seen", "last_seen"):
-            if header.get(key) is not None:
-                setattr(person, key, self.time(header[key], self.key_line(key), key))
+            value = header.get(key)
+            if value is not None:
+                # The line is looked up only for the error: a reindex reads thousands of these.
+                quick = _quick_time(value)
+                setattr(person, key, quick if quick is not None
+                        else self.time(value, self.key_line(key), key))
         for raw in self.items(header, "flags"):
             line = self.key_line("flags")
             if not isinstance(raw.get("name"), str):
@@ -523,7 +524,7 @@ class _Reader:
                         # As time() judges it: an aware time strictly inside 1970-2200 is sane.
                         if at is None or at.tzinfo is None or not 1970 < at.year < 2200:
                             at = self.time(pieces[0], number, "entry time")
-                        entry = Entry(at=at, kind=pieces[1], direction=pieces[2])
+                        entry = Entry(at, pieces[1], pieces[2])  # by position: cheaper
                     else:  # heading() says what is wrong with it
                         entry = self.entry_head(line[4:], number)
                     entries.append(entry)
@@ -632,6 +633,21 @@ class _Reader:
                                     "entry; "
                                     "fields are they, me, link, thread, topics, open, resolved, "
                                     "redacted, withheld")
+
+
+def _quick_time(value: Any) -> datetime | None:
+    """The time read_time would make of `value` when it is plainly a sane one; else None (ask
+    read_time). An offset is under a day, so a year strictly inside 1970-2200 is inside it in
+    every zone: what read_time would accept, without moving the time to UTC."""
+    if not isinstance(value, str):
+        return None
+    try:
+        quick = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    if quick.tzinfo is not None and 1970 < quick.year < 2200:
+        return quick
+    return None
 
 
 def _field_name(line: str) -> str:
