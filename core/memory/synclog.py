@@ -223,6 +223,7 @@ class _Screens:
         self.pool: ProcessPoolExecutor | None = None
         self.unsent = 0  # texts wanted ahead and not sent to a helper yet
         self.next_send = 0  # the first chunk not sent yet
+        self.untaken = 0  # chunks from here on were screened here (taken back from the queue)
         self.refused = False  # no helper processes to be had (or not safe to fork)
 
     @property
@@ -263,6 +264,7 @@ class _Screens:
                     return  # a broken pool: what was not sent is screened here
                 self.unsent -= len(chunk.texts)
             self.next_send += 1
+            self.untaken = self.next_send
 
     def _start(self) -> None:
         import threading
@@ -276,7 +278,10 @@ class _Screens:
         from concurrent.futures import ProcessPoolExecutor
 
         try:
-            self.pool = ProcessPoolExecutor(max_workers=min(cores, 8),
+            # One helper per core beside this process, which screens too whenever it would
+            # otherwise wait (`_take`): three processes on two cores would slow this one, the
+            # sync's critical path (it parses the log and writes every file), by a third.
+            self.pool = ProcessPoolExecutor(max_workers=min(cores - 1, 8),
                                             mp_context=multiprocessing.get_context("fork"))
         except (OSError, RuntimeError):
             self.refused = True  # each text is screened here when first needed
@@ -293,17 +298,59 @@ class _Screens:
             return found
         chunk = self.ahead.pop(text, None)
         if chunk is not None and chunk.future is not None:
-            try:
-                verdicts = chunk.future.result()
-            except Exception:  # noqa: BLE001 - a helper died: screened here below, the same
-                chunk.future = None
-            else:
-                self.done.update(zip(chunk.texts, verdicts, strict=True))
-                return self.done[text]
+            self._take(chunk)
+            found = self.done.get(text)
+            if found is not None:
+                return found
         from tactful.core.memory.recording import screen
 
         found = self.done[text] = screen(text)
         return found
+
+    def _take(self, chunk: _Chunk) -> None:
+        """The verdicts of a chunk sent ahead, into `done`. This process never sits idle while
+        screening work waits: a chunk no helper has started yet is taken back and screened
+        here, and while a helper is busy with this one, the last chunk no helper has started
+        is screened here meanwhile (docs/log.md, "Speed"). The verdicts are the same."""
+        future = chunk.future
+        while future is not None and not future.done():
+            if future.cancel():
+                break  # no helper had started it: screened here, below
+            if not self._take_back_last():
+                break  # every chunk left is in a helper's hands: wait for this one
+        chunk.future = None
+        verdicts = None
+        if future is not None and not future.cancelled():
+            with contextlib.suppress(Exception):  # a helper died: screened here, the same
+                verdicts = future.result()
+        if verdicts is None:
+            self._screen_here(chunk)
+        else:
+            self.done.update(zip(chunk.texts, verdicts, strict=True))
+
+    def _take_back_last(self) -> bool:
+        """Screen here the last chunk sent that no helper has started; False when there is
+        none (helpers take chunks in order, so the ones not started are the last ones)."""
+        while self.untaken > 0:
+            self.untaken -= 1
+            chunk = self.chunks[self.untaken]
+            future = chunk.future
+            if future is None or future.done():
+                continue  # taken already, or its verdicts wait to be collected
+            if not future.cancel():
+                self.untaken += 1  # a helper is at it, and at every chunk before it
+                return False
+            chunk.future = None
+            self._screen_here(chunk)
+            return True
+        return False
+
+    def _screen_here(self, chunk: _Chunk) -> None:
+        from tactful.core.memory.recording import screen
+
+        for text in chunk.texts:
+            if text not in self.done:
+                self.done[text] = screen(text)
 
     def close(self) -> None:
         if self.pool is not None:
@@ -512,9 +559,10 @@ def _apply(person: Person, pending: list[_Pending], stones: _Stones, *, under_lo
 
     tally = Tally()
     current = stones.current()
+    # No tombstones, no one forgotten: the hashes are not worked out for nothing.
     alive = [p for p in pending
              if not tombstones.forgotten(current, person.platform, person.handle,
-                                         p.event.person_id)]
+                                         p.event.person_id)] if current else pending
     tally.forgotten = len(pending) - len(alive)
     if under_lock and not alive:
         raise _AllForgotten(tally.forgotten)
@@ -711,8 +759,8 @@ def _read_log(home: Home, log: Path, mark: Any, report: Report, stones: _Stones,
                 found.posts.append(post)
                 screens.want(post.text)
             elif item.handle is not None:
-                if tombstones.forgotten(stones.stones, item.platform, item.handle,
-                                        item.person_id):
+                if stones.stones and tombstones.forgotten(stones.stones, item.platform,
+                                                          item.handle, item.person_id):
                     report.forgotten += 1
                     continue
                 key = (item.platform, item.handle)
