@@ -189,10 +189,25 @@ class _Pending:
 # The privacy gate is most of a first sync's work (a few hundred microseconds per text). Each
 # distinct text is screened once per sync (a log repeats itself: the same thanks, the same
 # answer to many), and when thousands are known to be needed ahead (people not on file yet,
-# my posts) they are screened in helper processes, one per core, while the log is still being
-# read and the people already screened are carried.
+# my posts) they are screened in helper processes, one per core beside this one, while the log
+# is still being read and the people already screened are carried; this process screens too
+# whenever it would otherwise wait for them.
 PARALLEL_FROM = 4000
+CARRY_THREADS = 8  # people written at once (their fsyncs overlap; the work takes turns)
 _CHUNK_TEXTS = 500
+
+
+# One helper per core, a little behind this process in the scheduler's queue: this process
+# alone parses the log and writes every file (the sync's critical path), and two helpers at its
+# own priority would take a third of its core; together they weigh about what it weighs, so it
+# keeps a core to itself, and on a machine busy with other work they still get their share.
+# Whatever they do not get to, this process screens itself (`_Screens._take`).
+HELPER_NICE = 3
+
+
+def _helper_start() -> None:
+    with contextlib.suppress(OSError):
+        os.nice(HELPER_NICE)
 
 
 def _screen_all(texts: list[str]) -> list[Screened]:
@@ -278,11 +293,9 @@ class _Screens:
         from concurrent.futures import ProcessPoolExecutor
 
         try:
-            # One helper per core beside this process, which screens too whenever it would
-            # otherwise wait (`_take`): three processes on two cores would slow this one, the
-            # sync's critical path (it parses the log and writes every file), by a third.
-            self.pool = ProcessPoolExecutor(max_workers=min(cores - 1, 8),
-                                            mp_context=multiprocessing.get_context("fork"))
+            self.pool = ProcessPoolExecutor(max_workers=min(cores, 8),
+                                            mp_context=multiprocessing.get_context("fork"),
+                                            initializer=_helper_start)
         except (OSError, RuntimeError):
             self.refused = True  # each text is screened here when first needed
 
@@ -601,9 +614,11 @@ def _apply(person: Person, pending: list[_Pending], stones: _Stones, *, under_lo
 
 
 def _carry(people: People, platform: str, handle: str, pending: list[_Pending],
-           stones: _Stones) -> tuple[Tally, bool]:
-    """Apply one person's events in one change; returns the tally and whether it wrote."""
-    existing = people.load(platform, handle)
+           stones: _Stones, *, fresh: bool = False) -> tuple[Tally, bool]:
+    """Apply one person's events in one change; returns the tally and whether it wrote.
+    `fresh`: they had no file when the log was read, so there is nothing to probe (a file
+    made since is read under the lock all the same)."""
+    existing = None if fresh else people.load(platform, handle)
     if existing is not None:
         # A read without the lock decides whether a write is needed at all: entries are only
         # ever added, so "all present" stays true (and `change` re-checks under the lock).
@@ -719,6 +734,8 @@ class _Read:
     digest: hashlib._Hash
     buckets: dict[tuple[str, str], list[_Pending]] = field(default_factory=dict)
     posts: list[Event] = field(default_factory=list)
+    # Whether each person had a file when the log was read.
+    fresh: dict[tuple[str, str], bool] = field(default_factory=dict)
     # The clock when `stat` was taken: how long the log had been still by then.
     checked_ns: int = field(default_factory=time.time_ns)
 
@@ -746,7 +763,7 @@ def _read_log(home: Home, log: Path, mark: Any, report: Report, stones: _Stones,
         if progress is not None:
             reader.progress = lambda done: progress("reading", done, max(size, done))
         found = _Read(stat, reader, digest, checked_ns=checked)
-        fresh: dict[tuple[str, str], bool] = {}
+        fresh = found.fresh
         for item in reader:
             if isinstance(item, BadLine):
                 report.bad.append(item)
@@ -843,22 +860,40 @@ def _carry_all(home: Home, people: People, found: _Read, report: Report,
         # While the helpers screen, carry first the people whose texts are screened first.
         order.sort(key=lambda bucket: screens.ready_after(
             text for item in bucket[1] for text in (item.event.text, item.event.they)))
-    for number, ((platform, handle), pending) in enumerate(order, 1):
+    # People are carried on a few threads: each file is fsynced before it takes its name (a
+    # crash leaves no empty file), and those waits overlap instead of adding up. Each person is
+    # still one `People.change` under their own lock; the counts are kept here, in order.
+    from concurrent.futures import ThreadPoolExecutor
+
+    def carry(bucket: tuple[tuple[str, str], list[_Pending]]) -> tuple[Tally, bool]:
+        (platform, handle), pending = bucket
+        return _carry(people, platform, handle, pending, stones,
+                      fresh=found.fresh.get((platform, handle), False))
+
+    with ThreadPoolExecutor(max_workers=CARRY_THREADS) as threads:
+        futures = [threads.submit(carry, bucket) for bucket in order]
         try:
-            tally, wrote = _carry(people, platform, handle, pending, stones)
-        except Unwritable:
-            raise  # the home refuses writes: nothing else can be carried either
-        except MemoryUnavailable as exc:
-            # A file that does not parse, a FIFO where the file should be, a lock held by a
-            # stuck process: this person's events wait (exit 4); the others are carried.
-            report.failed.append(f"{exc} — {len(pending)} events for {platform}/@{handle} "
-                                 "wait for the next sync")
-            continue
-        report.people += tally
-        report.forgotten += tally.forgotten
-        report.people_written += wrote
-        if progress is not None:
-            progress("people", number, len(buckets))
+            for number, (((platform, handle), pending), future) in enumerate(
+                    zip(order, futures, strict=True), 1):
+                try:
+                    tally, wrote = future.result()
+                except Unwritable:
+                    raise  # the home refuses writes: nothing else can be carried either
+                except MemoryUnavailable as exc:
+                    # A file that does not parse, a FIFO where the file should be, a lock held
+                    # by a stuck process: this person's events wait (exit 4); the others are
+                    # carried.
+                    report.failed.append(f"{exc} — {len(pending)} events for "
+                                         f"{platform}/@{handle} wait for the next sync")
+                    continue
+                report.people += tally
+                report.forgotten += tally.forgotten
+                report.people_written += wrote
+                if progress is not None:
+                    progress("people", number, len(buckets))
+        finally:
+            for future in futures:
+                future.cancel()  # after a failure that stops the sync: start no one else
 
     if posts:
         if progress is not None:
