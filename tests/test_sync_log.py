@@ -753,7 +753,6 @@ def test_chunks_no_helper_has_started_are_screened_by_the_sync_itself_to_the_sam
     """The sync never sits idle while screening waits in the helpers' queue: it takes those
     chunks back and screens them itself. Helpers slow to start make that happen for sure; the
     files must be byte for byte what one process writes."""
-    import concurrent.futures
     import functools
     import time
 
@@ -777,8 +776,7 @@ def test_chunks_no_helper_has_started_are_screened_by_the_sync_itself_to_the_sam
         if name == "taken back":
             # Every helper sleeps before its first chunk: the sync reaches its first person
             # while nearly every chunk still waits in the queue.
-            monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", functools.partial(
-                concurrent.futures.ProcessPoolExecutor, initializer=time.sleep, initargs=(2,)))
+            monkeypatch.setattr(synclog, "_helper_start", functools.partial(time.sleep, 2))
         root = tmp_path / name
         log = write_log(root, events)
         home = Home(root)

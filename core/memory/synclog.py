@@ -29,6 +29,7 @@ import contextlib
 import hashlib
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -217,12 +218,13 @@ def _screen_all(texts: list[str]) -> list[Screened]:
 
 
 class _Chunk:
-    __slots__ = ("future", "number", "texts")
+    __slots__ = ("future", "number", "taken_back", "texts")
 
     def __init__(self, number: int) -> None:
         self.number = number
         self.texts: list[str] = []
         self.future: Future[list[Screened]] | None = None
+        self.taken_back = False  # screened in the command instead (see `_Screens._take`)
 
 
 class _Screens:
@@ -239,6 +241,7 @@ class _Screens:
         self.unsent = 0  # texts wanted ahead and not sent to a helper yet
         self.next_send = 0  # the first chunk not sent yet
         self.untaken = 0  # chunks from here on were screened here (taken back from the queue)
+        self.lock = threading.Lock()  # people are carried on several threads
         self.refused = False  # no helper processes to be had (or not safe to fork)
 
     @property
@@ -282,8 +285,6 @@ class _Screens:
             self.untaken = self.next_send
 
     def _start(self) -> None:
-        import threading
-
         cores = os.cpu_count() or 1
         # A fork copies locks another thread may hold: only a process with one thread forks.
         if cores < 2 or threading.active_count() > 1:
@@ -324,38 +325,58 @@ class _Screens:
         """The verdicts of a chunk sent ahead, into `done`. This process never sits idle while
         screening work waits: a chunk no helper has started yet is taken back and screened
         here, and while a helper is busy with this one, the last chunk no helper has started
-        is screened here meanwhile (docs/log.md, "Speed"). The verdicts are the same."""
+        is screened here meanwhile (docs/log.md, "Speed"). The verdicts are the same. People
+        are carried on several threads: a chunk is taken back by one thread only; another
+        that needs one of its texts meanwhile screens that text alone."""
         future = chunk.future
         while future is not None and not future.done():
-            if future.cancel():
-                break  # no helper had started it: screened here, below
+            if self._claim(chunk):
+                self._screen_here(chunk)  # no helper had started it
+                return
+            if chunk.taken_back:
+                return  # another thread screens it: `get` screens the text it needs
             if not self._take_back_last():
                 break  # every chunk left is in a helper's hands: wait for this one
-        chunk.future = None
+        if future is None or future.cancelled():
+            return  # only a thread taking it back cancels a chunk: that thread screens it
         verdicts = None
-        if future is not None and not future.cancelled():
-            with contextlib.suppress(Exception):  # a helper died: screened here, the same
-                verdicts = future.result()
-        if verdicts is None:
-            self._screen_here(chunk)
-        else:
+        with contextlib.suppress(Exception):  # a helper died: screened here, the same
+            verdicts = future.result()
+        if verdicts is not None:
             self.done.update(zip(chunk.texts, verdicts, strict=True))
+            return
+        with self.lock:
+            mine, chunk.taken_back = not chunk.taken_back, True
+        if mine:  # by one thread; another screens only the text it needs
+            self._screen_here(chunk)
+
+    def _claim(self, chunk: _Chunk) -> bool:
+        """Take a chunk back from the helpers' queue, for this thread alone; False when a
+        helper has started it or another thread took it back."""
+        with self.lock:
+            future = chunk.future
+            if chunk.taken_back or future is None or not future.cancel():
+                return False
+            chunk.taken_back = True
+            return True
 
     def _take_back_last(self) -> bool:
         """Screen here the last chunk sent that no helper has started; False when there is
         none (helpers take chunks in order, so the ones not started are the last ones)."""
         while self.untaken > 0:
-            self.untaken -= 1
-            chunk = self.chunks[self.untaken]
+            with self.lock:
+                number = self.untaken = max(self.untaken - 1, 0)
+            chunk = self.chunks[number]
             future = chunk.future
-            if future is None or future.done():
-                continue  # taken already, or its verdicts wait to be collected
-            if not future.cancel():
-                self.untaken += 1  # a helper is at it, and at every chunk before it
-                return False
-            chunk.future = None
-            self._screen_here(chunk)
-            return True
+            if chunk.taken_back or future is None or future.done():
+                continue
+            if self._claim(chunk):
+                self._screen_here(chunk)
+                return True
+            if not chunk.taken_back:
+                with self.lock:
+                    self.untaken = max(self.untaken, number + 1)
+                return False  # a helper is at it, and at every chunk before it
         return False
 
     def _screen_here(self, chunk: _Chunk) -> None:
