@@ -310,7 +310,7 @@ class _Screens:
         found = self.done.get(text)
         if found is not None:
             return found
-        chunk = self.ahead.pop(text, None)
+        chunk = self.ahead.get(text)
         if chunk is not None and chunk.future is not None:
             self._take(chunk)
             found = self.done.get(text)
