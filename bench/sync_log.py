@@ -17,7 +17,9 @@ it times instead runs 1 and 3 of this code and of that one, paired, in alternati
 `--rounds` rounds over the same log, and prints the medians and their ratios, with the load.
 
 Run: .venv/bin/python bench/sync_log.py [--events 100000] [--people 10000] [--keep]
-     .venv/bin/python bench/sync_log.py --against /tmp/before [--rounds 3]
+     .venv/bin/python bench/sync_log.py --against /tmp/before [--rounds 3] [--this /tmp/after]
+(`--this`: a snapshot of this code, e.g. `git archive HEAD | tar -x -C /tmp/after`, so editing
+the worktree during a long paired run changes neither side.)
 """
 
 from __future__ import annotations
