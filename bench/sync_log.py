@@ -17,7 +17,9 @@ it times instead runs 1 and 3 of this code and of that one, paired, in alternati
 `--rounds` rounds over the same log, and prints the medians and their ratios, with the load.
 
 Run: .venv/bin/python bench/sync_log.py [--events 100000] [--people 10000] [--keep]
-     .venv/bin/python bench/sync_log.py --against /tmp/before [--rounds 3]
+     .venv/bin/python bench/sync_log.py --against /tmp/before [--rounds 3] [--this /tmp/after]
+(`--this`: a snapshot of this code, e.g. `git archive HEAD | tar -x -C /tmp/after`, so editing
+the worktree during a long paired run changes neither side.)
 """
 
 from __future__ import annotations
@@ -144,10 +146,13 @@ def importable(checkout: Path, scratch: Path) -> Path:
     return scratch
 
 
-def paired(log: Path, appended: str, before: Path, rounds: int, root: Path) -> None:
-    """Runs 1 and 3, this code against the checkout `before`, in alternating order."""
-    variants: dict[str, Path | None] = {"before": importable(before, root / "before-code"),
-                                        "this": None}
+def paired(log: Path, appended: str, before: Path, rounds: int, root: Path,
+           this: Path | None = None) -> None:
+    """Runs 1 and 3, this code (or the checkout `this`) against the checkout `before`, in
+    alternating order."""
+    variants: dict[str, Path | None] = {
+        "before": importable(before, root / "before-code"),
+        "this": importable(this, root / "this-code") if this is not None else None}
     figures: dict[str, list[tuple[float, float, float, float]]] = {k: [] for k in variants}
     loads = [os.getloadavg()[0]]
     for number in range(rounds):
@@ -185,6 +190,9 @@ def main() -> None:
     parser.add_argument("--against", type=Path, metavar="DIR",
                         help="another checkout: time runs 1 and 3 of both, paired")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--this", type=Path, metavar="DIR",
+                        help="with --against: time this checkout instead of the installed code "
+                             "(a snapshot stays the same while the worktree is edited)")
     args = parser.parse_args()
 
     root = Path(tempfile.mkdtemp(prefix="tactful-bench-sync-"))
@@ -210,31 +218,38 @@ def main() -> None:
             engagement.append(scratch, record, TZ)
         appended = scratch.engagement_log.read_text(encoding="utf-8")
         try:
-            paired(log, appended, args.against.resolve(), args.rounds, root)
+            paired(log, appended, args.against.resolve(), args.rounds, root,
+                   args.this.resolve() if args.this is not None else None)
         finally:
             shutil.rmtree(root)
         return
 
-    load = os.getloadavg()[0]
+    # The 1-minute load average as each run starts: the wall clock of a run follows it.
+    loads = [os.getloadavg()[0]]
     first, first_cpu, first_out = run(home)
+    loads.append(os.getloadavg()[0])
     second, second_cpu, second_out = run(home)
     later = gen.events(args.appended, start + span, timedelta(days=1))
     where = Home(home)
     for record in later:
         engagement.append(where, record, TZ)
+    loads.append(os.getloadavg()[0])
     third, third_cpu, third_out = run(home)
     (home / ".sync-state.json").unlink()
+    loads.append(os.getloadavg()[0])
     fourth, fourth_cpu, fourth_out = run(home)
-    load = max(load, os.getloadavg()[0])
+    loads.append(os.getloadavg()[0])
 
     rows = (("1. first sync-log", first, first_cpu, first_out),
             ("2. unchanged log", second, second_cpu, second_out),
             (f"3. +{args.appended:,} appended", third, third_cpu, third_out),
             ("4. from the top, no checkpoint", fourth, fourth_cpu, fourth_out))
-    print(f"load average up to {load:.1f}")
-    print(f"{'run':<32}{'seconds':>9}{'vs first':>10}{'CPU s':>8}   what it did")
-    for name, seconds, cpu, out in rows:
-        print(f"{name:<32}{seconds:9.2f}{seconds / first:9.1%}{cpu:8.2f}   {counts(out)}")
+    print(f"load average {min(loads):.1f} to {max(loads):.1f} (the command's own processes "
+          f"count in it: about 2 while a first run screens)")
+    print(f"{'run':<32}{'seconds':>9}{'vs first':>10}{'CPU s':>8}{'load':>6}   what it did")
+    for (name, seconds, cpu, out), load in zip(rows, loads, strict=False):
+        print(f"{name:<32}{seconds:9.2f}{seconds / first:9.1%}{cpu:8.2f}{load:6.1f}   "
+              f"{counts(out)}")
     goal = "met" if second < 0.01 * first else "MISSED"
     print(f"goal (unchanged log < 1% of the first): {second / first:.1%} — {goal}; "
           f"first run {first:.1f} s (goal at 100,000 events: under 30 s)")

@@ -748,6 +748,102 @@ def test_the_same_varied_log_writes_the_same_bytes_with_or_without_helper_proces
     assert helped == [False, True]
 
 
+def test_chunks_no_helper_has_started_are_screened_by_the_sync_itself_to_the_same_bytes(  # type: ignore[no-untyped-def]
+        tmp_path: Path, monkeypatch) -> None:
+    """The sync never sits idle while screening waits in the helpers' queue: it takes those
+    chunks back and screens them itself. Helpers slow to start make that happen for sure; the
+    files must be byte for byte what one process writes."""
+    import functools
+    import time
+
+    from tactful.core.memory import synclog
+    from tactful.core.memory.settings import MemorySettings
+    from tactful.core.memory.store import People
+
+    events = _varied(460)
+    monkeypatch.setattr(synclog, "_CHUNK_TEXTS", 16)
+    taken_back: list[int] = []
+    screen_here = synclog._Screens._screen_here
+
+    def noting(screens: synclog._Screens, chunk: synclog._Chunk) -> None:
+        taken_back.append(chunk.number)
+        screen_here(screens, chunk)
+
+    monkeypatch.setattr(synclog._Screens, "_screen_here", noting)
+    homes = {}
+    for name, threshold in (("serial", 10**9), ("taken back", 40)):
+        monkeypatch.setattr(synclog, "PARALLEL_FROM", threshold)
+        if name == "taken back":
+            # Every helper sleeps before its first chunk: the sync reaches its first person
+            # while nearly every chunk still waits in the queue.
+            monkeypatch.setattr(synclog, "_helper_start", functools.partial(time.sleep, 2))
+        root = tmp_path / name
+        log = write_log(root, events)
+        home = Home(root)
+        report = synclog.sync(home, People(home, MemorySettings(tz=TZ)), log)
+        assert report.people_written == 23 and not report.failed
+        homes[name] = people_files(root)
+    assert taken_back, "no chunk was taken back from the helpers' queue"
+    assert len(taken_back) == len(set(taken_back))  # each chunk screened once
+    assert homes["taken back"] == homes["serial"]
+
+
+def test_every_person_file_a_sync_writes_is_on_disk_before_it_takes_its_name(  # type: ignore[no-untyped-def]
+        tmp_path: Path, monkeypatch) -> None:
+    """A sync writes its people in a batch, on several threads, and makes the renames durable
+    together; but a name must never point at data that was not on disk yet (after a power cut,
+    an empty file), so each file is fsynced before its rename, and the folders before the
+    checkpoint is written."""
+    import threading
+
+    from tactful.core.memory import atomic, synclog
+    from tactful.core.memory.settings import MemorySettings
+    from tactful.core.memory.store import People
+
+    synced: set[int] = set()
+    unsynced_renames: list[str] = []
+    order: list[str] = []
+    guard = threading.Lock()
+    fsync, replace, fsync_folder = os.fsync, os.replace, atomic.fsync_folder
+
+    def noting_fsync(fd: int) -> None:
+        fsync(fd)
+        with guard:
+            synced.add(os.fstat(fd).st_ino)
+
+    def noting_replace(source: str | Path, target: str | Path) -> None:
+        inode = Path(source).stat().st_ino
+        with guard:
+            if str(target).endswith(".md") and inode not in synced:
+                unsynced_renames.append(str(target))
+        replace(source, target)
+
+    def noting_folder(folder: Path) -> None:
+        fsync_folder(folder)
+        with guard:
+            order.append(str(folder))
+
+    def noting_checkpoint(*args: Any) -> None:
+        with guard:
+            order.append("checkpoint")
+        save(*args)
+
+    save = synclog._save_state
+    monkeypatch.setattr(atomic.os, "fsync", noting_fsync)
+    monkeypatch.setattr(atomic.os, "replace", noting_replace)
+    monkeypatch.setattr("tactful.core.memory.store.fsync_folder", noting_folder)
+    monkeypatch.setattr(synclog, "_save_state", noting_checkpoint)
+    events = [event(f"p{n % 40}", n, platform=("x", "bluesky")[n % 2]) for n in range(200)]
+    home = Home(tmp_path / "home")
+    log = write_log(home.root, events)
+    report = synclog.sync(home, People(home, MemorySettings(tz=TZ)), log)
+    assert report.people_written == 40 and not report.failed
+    assert unsynced_renames == []
+    platforms = {str(home.root / "people" / name) for name in ("x", "bluesky")}
+    # The renames are on disk before the checkpoint says the log was carried.
+    assert order[-1] == "checkpoint" and platforms <= set(order[:-1])
+
+
 # --------------------------------------------------------------------------- the index
 
 def index_content(home: Path) -> dict[str, list[tuple[object, ...]]]:

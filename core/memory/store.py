@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,6 @@ BATCH_FILES = 1000
 # the same file system as the platform folders (the rename into place stays atomic), and one
 # per platform, so a temp file's name (a hash of `<handle>.md`) says whose file it was.
 STAGING = ".staging"
-SETTLE_THREADS = 16  # fsyncs in flight at once when a batch settles
 
 
 @dataclass(frozen=True)
@@ -60,12 +60,17 @@ class People:
     _written: dict[tuple[str, str], Written] = field(default_factory=dict, init=False,
                                                      repr=False)
 
+    # Inside `batch`, for writers on several threads: the files written since the last settle.
+    _batch_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
     @contextlib.contextmanager
     def batch(self) -> Iterator[dict[tuple[str, str], Written]]:
         """Many writes, durable together: each file is still replaced atomically (a reader sees
-        the old version or the new, whole), but made durable every BATCH_FILES files and at
-        the end, one fsync per file and one per folder, instead of two per write. What runs
-        after the batch (sync-log's checkpoint) may count on every write in it being on disk.
+        the old version or the new, whole) and is on disk before it takes its name (a crash
+        never leaves a torn or empty file), but the renames are made durable every BATCH_FILES
+        files and at the end, one fsync per folder, instead of one per write. What runs after
+        the batch (sync-log's checkpoint) may count on every write in it being on disk. Writes
+        of a batch may run on several threads (one person each): their fsyncs then overlap.
         The `after_write` hooks are not called inside a batch (see there); instead it yields
         the last write of each person, (platform, handle) to what was written, filled as the
         batch goes (sync-log hands them to the index, which need not parse them again)."""
@@ -83,19 +88,15 @@ class People:
             self._written = {}  # the caller holds them as long as it needs them
 
     def _settle(self) -> None:
-        """Every file of the batch on disk, then each folder once (the renames). The fsyncs
-        run side by side: the file system commits its journal once for many of them, where
-        one after another each would wait for a commit of its own."""
-        if not self._batched:
-            return
-        from concurrent.futures import ThreadPoolExecutor
-
-        files = list(dict.fromkeys(self._batched))
-        with ThreadPoolExecutor(max_workers=min(SETTLE_THREADS, len(files))) as pool:
-            list(pool.map(_fsync_file, files))
-        for folder in dict.fromkeys(path.parent for path in files):
+        """The renames of the batch on disk: each folder once (every file was fsynced before it
+        took its name)."""
+        with self._batch_lock:
+            if not self._batched:
+                return
+            folders = list(dict.fromkeys(path.parent for path in self._batched))
+            self._batched.clear()
+        for folder in folders:
             fsync_folder(folder)
-        self._batched.clear()
 
     def load(self, platform: str, handle: str) -> Person | None:
         """The person, or None when there is no file. Unreadable → MemoryUnavailable."""
@@ -136,7 +137,9 @@ class People:
                 # Written and fsynced in the staging folder, outside the id map's lock: the
                 # platform's folder does not change until the rename, so writers of the
                 # platform share that lock only for the rename and the map's markers.
-                staged = Staged(path, text, durable=self._batched is None, stage=stage)
+                # Durable before the rename, in a batch too: a crash must never leave a name
+                # pointing at a file whose data never reached the disk (an empty file).
+                staged = Staged(path, text, stage=stage)
                 try:
                     with identity.held(self.home, platform):
                         # A change behind tactful's back (a hand edit) must not be stamped
@@ -156,11 +159,14 @@ class People:
                 finally:
                     staged.discard()  # a temp file that never took its name goes
                 _note_written(self.home, platform, handle)
-                staged.settle()
-                if self._batched is not None:
-                    self._batched.append(path)
-                    self._written[(platform, handle)] = written
-                    if len(self._batched) >= BATCH_FILES:
+                if self._batched is None:
+                    staged.settle()
+                else:
+                    with self._batch_lock:
+                        self._batched.append(path)
+                        self._written[(platform, handle)] = written
+                        full = len(self._batched) >= BATCH_FILES
+                    if full:
                         self._settle()
         except OSError as exc:
             raise unwritable(path, exc) from exc
@@ -213,12 +219,3 @@ def _note_written(home: Home, platform: str, handle: str) -> None:
     from tactful.core.memory import changes
 
     changes.note_written(home, platform, handle)
-
-
-def _fsync_file(path: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):  # forgotten since: nothing to keep
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

@@ -29,6 +29,7 @@ import contextlib
 import hashlib
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -189,10 +190,25 @@ class _Pending:
 # The privacy gate is most of a first sync's work (a few hundred microseconds per text). Each
 # distinct text is screened once per sync (a log repeats itself: the same thanks, the same
 # answer to many), and when thousands are known to be needed ahead (people not on file yet,
-# my posts) they are screened in helper processes, one per core, while the log is still being
-# read and the people already screened are carried.
+# my posts) they are screened in helper processes, one per core beside this one, while the log
+# is still being read and the people already screened are carried; this process screens too
+# whenever it would otherwise wait for them.
 PARALLEL_FROM = 4000
+CARRY_THREADS = 8  # people written at once (their fsyncs overlap; the work takes turns)
 _CHUNK_TEXTS = 500
+
+
+# One helper per core, a little behind this process in the scheduler's queue: this process
+# alone parses the log and writes every file (the sync's critical path), and two helpers at its
+# own priority would take a third of its core; together they weigh about what it weighs, so it
+# keeps a core to itself, and on a machine busy with other work they still get their share.
+# Whatever they do not get to, this process screens itself (`_Screens._take`).
+HELPER_NICE = 3
+
+
+def _helper_start() -> None:
+    with contextlib.suppress(OSError):
+        os.nice(HELPER_NICE)
 
 
 def _screen_all(texts: list[str]) -> list[Screened]:
@@ -202,12 +218,13 @@ def _screen_all(texts: list[str]) -> list[Screened]:
 
 
 class _Chunk:
-    __slots__ = ("future", "number", "texts")
+    __slots__ = ("future", "number", "taken_back", "texts")
 
     def __init__(self, number: int) -> None:
         self.number = number
         self.texts: list[str] = []
         self.future: Future[list[Screened]] | None = None
+        self.taken_back = False  # screened in the command instead (see `_Screens._take`)
 
 
 class _Screens:
@@ -223,6 +240,8 @@ class _Screens:
         self.pool: ProcessPoolExecutor | None = None
         self.unsent = 0  # texts wanted ahead and not sent to a helper yet
         self.next_send = 0  # the first chunk not sent yet
+        self.untaken = 0  # chunks from here on were screened here (taken back from the queue)
+        self.lock = threading.Lock()  # people are carried on several threads
         self.refused = False  # no helper processes to be had (or not safe to fork)
 
     @property
@@ -263,10 +282,9 @@ class _Screens:
                     return  # a broken pool: what was not sent is screened here
                 self.unsent -= len(chunk.texts)
             self.next_send += 1
+            self.untaken = self.next_send
 
     def _start(self) -> None:
-        import threading
-
         cores = os.cpu_count() or 1
         # A fork copies locks another thread may hold: only a process with one thread forks.
         if cores < 2 or threading.active_count() > 1:
@@ -277,7 +295,8 @@ class _Screens:
 
         try:
             self.pool = ProcessPoolExecutor(max_workers=min(cores, 8),
-                                            mp_context=multiprocessing.get_context("fork"))
+                                            mp_context=multiprocessing.get_context("fork"),
+                                            initializer=_helper_start)
         except (OSError, RuntimeError):
             self.refused = True  # each text is screened here when first needed
 
@@ -291,19 +310,81 @@ class _Screens:
         found = self.done.get(text)
         if found is not None:
             return found
-        chunk = self.ahead.pop(text, None)
+        chunk = self.ahead.get(text)
         if chunk is not None and chunk.future is not None:
-            try:
-                verdicts = chunk.future.result()
-            except Exception:  # noqa: BLE001 - a helper died: screened here below, the same
-                chunk.future = None
-            else:
-                self.done.update(zip(chunk.texts, verdicts, strict=True))
-                return self.done[text]
+            self._take(chunk)
+            found = self.done.get(text)
+            if found is not None:
+                return found
         from tactful.core.memory.recording import screen
 
         found = self.done[text] = screen(text)
         return found
+
+    def _take(self, chunk: _Chunk) -> None:
+        """The verdicts of a chunk sent ahead, into `done`. This process never sits idle while
+        screening work waits: a chunk no helper has started yet is taken back and screened
+        here, and while a helper is busy with this one, the last chunk no helper has started
+        is screened here meanwhile (docs/log.md, "Speed"). The verdicts are the same. People
+        are carried on several threads: a chunk is taken back by one thread only; another
+        that needs one of its texts meanwhile screens that text alone."""
+        future = chunk.future
+        while future is not None and not future.done():
+            if self._claim(chunk):
+                self._screen_here(chunk)  # no helper had started it
+                return
+            if chunk.taken_back:
+                return  # another thread screens it: `get` screens the text it needs
+            if not self._take_back_last():
+                break  # every chunk left is in a helper's hands: wait for this one
+        if future is None or future.cancelled():
+            return  # only a thread taking it back cancels a chunk: that thread screens it
+        verdicts = None
+        with contextlib.suppress(Exception):  # a helper died: screened here, the same
+            verdicts = future.result()
+        if verdicts is not None:
+            self.done.update(zip(chunk.texts, verdicts, strict=True))
+            return
+        with self.lock:
+            mine, chunk.taken_back = not chunk.taken_back, True
+        if mine:  # by one thread; another screens only the text it needs
+            self._screen_here(chunk)
+
+    def _claim(self, chunk: _Chunk) -> bool:
+        """Take a chunk back from the helpers' queue, for this thread alone; False when a
+        helper has started it or another thread took it back."""
+        with self.lock:
+            future = chunk.future
+            if chunk.taken_back or future is None or not future.cancel():
+                return False
+            chunk.taken_back = True
+            return True
+
+    def _take_back_last(self) -> bool:
+        """Screen here the last chunk sent that no helper has started; False when there is
+        none (helpers take chunks in order, so the ones not started are the last ones)."""
+        while self.untaken > 0:
+            with self.lock:
+                number = self.untaken = max(self.untaken - 1, 0)
+            chunk = self.chunks[number]
+            future = chunk.future
+            if chunk.taken_back or future is None or future.done():
+                continue
+            if self._claim(chunk):
+                self._screen_here(chunk)
+                return True
+            if not chunk.taken_back:
+                with self.lock:
+                    self.untaken = max(self.untaken, number + 1)
+                return False  # a helper is at it, and at every chunk before it
+        return False
+
+    def _screen_here(self, chunk: _Chunk) -> None:
+        from tactful.core.memory.recording import screen
+
+        for text in chunk.texts:
+            if text not in self.done:
+                self.done[text] = screen(text)
 
     def close(self) -> None:
         if self.pool is not None:
@@ -512,9 +593,10 @@ def _apply(person: Person, pending: list[_Pending], stones: _Stones, *, under_lo
 
     tally = Tally()
     current = stones.current()
+    # No tombstones, no one forgotten: the hashes are not worked out for nothing.
     alive = [p for p in pending
              if not tombstones.forgotten(current, person.platform, person.handle,
-                                         p.event.person_id)]
+                                         p.event.person_id)] if current else pending
     tally.forgotten = len(pending) - len(alive)
     if under_lock and not alive:
         raise _AllForgotten(tally.forgotten)
@@ -553,9 +635,11 @@ def _apply(person: Person, pending: list[_Pending], stones: _Stones, *, under_lo
 
 
 def _carry(people: People, platform: str, handle: str, pending: list[_Pending],
-           stones: _Stones) -> tuple[Tally, bool]:
-    """Apply one person's events in one change; returns the tally and whether it wrote."""
-    existing = people.load(platform, handle)
+           stones: _Stones, *, fresh: bool = False) -> tuple[Tally, bool]:
+    """Apply one person's events in one change; returns the tally and whether it wrote.
+    `fresh`: they had no file when the log was read, so there is nothing to probe (a file
+    made since is read under the lock all the same)."""
+    existing = None if fresh else people.load(platform, handle)
     if existing is not None:
         # A read without the lock decides whether a write is needed at all: entries are only
         # ever added, so "all present" stays true (and `change` re-checks under the lock).
@@ -671,6 +755,8 @@ class _Read:
     digest: hashlib._Hash
     buckets: dict[tuple[str, str], list[_Pending]] = field(default_factory=dict)
     posts: list[Event] = field(default_factory=list)
+    # Whether each person had a file when the log was read.
+    fresh: dict[tuple[str, str], bool] = field(default_factory=dict)
     # The clock when `stat` was taken: how long the log had been still by then.
     checked_ns: int = field(default_factory=time.time_ns)
 
@@ -698,7 +784,7 @@ def _read_log(home: Home, log: Path, mark: Any, report: Report, stones: _Stones,
         if progress is not None:
             reader.progress = lambda done: progress("reading", done, max(size, done))
         found = _Read(stat, reader, digest, checked_ns=checked)
-        fresh: dict[tuple[str, str], bool] = {}
+        fresh = found.fresh
         for item in reader:
             if isinstance(item, BadLine):
                 report.bad.append(item)
@@ -711,8 +797,8 @@ def _read_log(home: Home, log: Path, mark: Any, report: Report, stones: _Stones,
                 found.posts.append(post)
                 screens.want(post.text)
             elif item.handle is not None:
-                if tombstones.forgotten(stones.stones, item.platform, item.handle,
-                                        item.person_id):
+                if stones.stones and tombstones.forgotten(stones.stones, item.platform,
+                                                          item.handle, item.person_id):
                     report.forgotten += 1
                     continue
                 key = (item.platform, item.handle)
@@ -795,22 +881,40 @@ def _carry_all(home: Home, people: People, found: _Read, report: Report,
         # While the helpers screen, carry first the people whose texts are screened first.
         order.sort(key=lambda bucket: screens.ready_after(
             text for item in bucket[1] for text in (item.event.text, item.event.they)))
-    for number, ((platform, handle), pending) in enumerate(order, 1):
+    # People are carried on a few threads: each file is fsynced before it takes its name (a
+    # crash leaves no empty file), and those waits overlap instead of adding up. Each person is
+    # still one `People.change` under their own lock; the counts are kept here, in order.
+    from concurrent.futures import ThreadPoolExecutor
+
+    def carry(bucket: tuple[tuple[str, str], list[_Pending]]) -> tuple[Tally, bool]:
+        (platform, handle), pending = bucket
+        return _carry(people, platform, handle, pending, stones,
+                      fresh=found.fresh.get((platform, handle), False))
+
+    with ThreadPoolExecutor(max_workers=CARRY_THREADS) as threads:
+        futures = [threads.submit(carry, bucket) for bucket in order]
         try:
-            tally, wrote = _carry(people, platform, handle, pending, stones)
-        except Unwritable:
-            raise  # the home refuses writes: nothing else can be carried either
-        except MemoryUnavailable as exc:
-            # A file that does not parse, a FIFO where the file should be, a lock held by a
-            # stuck process: this person's events wait (exit 4); the others are carried.
-            report.failed.append(f"{exc} — {len(pending)} events for {platform}/@{handle} "
-                                 "wait for the next sync")
-            continue
-        report.people += tally
-        report.forgotten += tally.forgotten
-        report.people_written += wrote
-        if progress is not None:
-            progress("people", number, len(buckets))
+            for number, (((platform, handle), pending), future) in enumerate(
+                    zip(order, futures, strict=True), 1):
+                try:
+                    tally, wrote = future.result()
+                except Unwritable:
+                    raise  # the home refuses writes: nothing else can be carried either
+                except MemoryUnavailable as exc:
+                    # A file that does not parse, a FIFO where the file should be, a lock held
+                    # by a stuck process: this person's events wait (exit 4); the others are
+                    # carried.
+                    report.failed.append(f"{exc} — {len(pending)} events for "
+                                         f"{platform}/@{handle} wait for the next sync")
+                    continue
+                report.people += tally
+                report.forgotten += tally.forgotten
+                report.people_written += wrote
+                if progress is not None:
+                    progress("people", number, len(buckets))
+        finally:
+            for future in futures:
+                future.cancel()  # after a failure that stops the sync: start no one else
 
     if posts:
         if progress is not None:
