@@ -22,6 +22,10 @@ Run: .venv/bin/python bench/concurrent_writers.py [--people 2000] [--writers 32]
      [--rounds 2] (turns of the command and its floors, as processes)
      [--compare PATH] (another build's `tactful` console script, e.g. the code before a change
      installed in a venv of its own: run as a process in the same turns, on the same home)
+     [--cpu-rounds N] (N rounds, each running once, in a shuffled order, `python -c pass`, the
+     command as a process and the compared build's: the CPU time, user + system, of each whole
+     process, read from the kernel; medians and ratios. CPU, not wall time, is what one write
+     costs a machine shared by many writers, and is far less noisy on a loaded one)
 """
 
 from __future__ import annotations
@@ -110,6 +114,45 @@ def floor_process(code: str) -> Callable[[Path, str, str, str], float]:
     return run
 
 
+def cpu_of(argv: list[str]) -> float:
+    """User + system CPU seconds of one whole process, from the kernel (wait4)."""
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    stderr = proc.stderr.read() if proc.stderr is not None else b""
+    if proc.stderr is not None:
+        proc.stderr.close()
+    if proc.returncode != 0:
+        raise SystemExit(f"{argv[0]} exited {proc.returncode}: {stderr[-500:]!r}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def cpu_rounds(root: Path, people: int, rounds: int) -> tuple[dict[str, list[float]], Done]:
+    """CPU per whole process, in paired rounds: the floor, this build, the compared build."""
+    rng = random.Random(7)
+    commands = {"python -c pass": None, "this build": COMMAND}
+    if OTHER:
+        commands["compared build"] = OTHER[0]
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
+    done: Done = []
+    for turn in range(rounds):
+        order = list(commands)
+        rng.shuffle(order)
+        for name in order:
+            command = commands[name]
+            if command is None:
+                cpu[name].append(cpu_of([sys.executable, "-c", "pass"]))
+                continue
+            k = rng.randrange(people)
+            platform, handle = ("x", "bluesky")[k % 2], f"person{k:05d}"
+            token = f"cpu{turn}{name.split()[0]}"
+            took = cpu_of([command, "--home", str(root), "remember", platform, handle,
+                           "--kind", "reply", "--they", f"about {token} and the harness"])
+            cpu[name].append(took)
+            done.append((platform, handle, token, took))
+    return cpu, done
+
+
 def runner(how: str) -> Callable[[Path, str, str, str], float]:
     """What one write is: "in process", "process" (the command), or a floor's name."""
     if how in FLOORS:
@@ -196,6 +239,8 @@ def main() -> None:
                         help="turns of the command and its floors as processes")
     parser.add_argument("--pause", type=float, default=1.0,
                         help="mean seconds between one writer's writes (0: back to back)")
+    parser.add_argument("--cpu-rounds", type=int, default=0,
+                        help="paired rounds of CPU per whole process (0: none)")
     parser.add_argument("--compare", metavar="PATH",
                         help="another build's tactful console script, run beside this one")
     args = parser.parse_args()
@@ -239,6 +284,12 @@ def main() -> None:
                         before, took = runs.get(label, ([], 0.0))
                         runs[label] = (before + done, took + wall)
             rows += [(label, done, wall) for label, (done, wall) in runs.items()]
+        cpu: dict[str, list[float]] = {}
+        if args.cpu_rounds:
+            for command in (COMMAND, *OTHER):  # bytecode written, page cache warm, for both
+                write_process(root, "x", "person00000", "warmup", command)
+            cpu, done = cpu_rounds(root, args.people, args.cpu_rounds)
+            rows_cpu: Done = done
         load = max(load, os.getloadavg()[0])
 
         print(f"home: {args.people} person files; concurrent writers pause {args.pause:g} s on "
@@ -268,8 +319,22 @@ def main() -> None:
                       f"{command[0][1] / figures[at][1]:.2f}×; {args.writers} writers p50 "
                       f"{command[1][0] / figures[at + 1][0]:.2f}×, p95 "
                       f"{command[1][1] / figures[at + 1][1]:.2f}×")
+        if cpu:
+            print(f"\nCPU per whole process (user + system), {args.cpu_rounds} paired rounds:")
+            medians = {name: statistics.median(times) * 1000 for name, times in cpu.items()}
+            for name, median in medians.items():
+                print(f"  {name:<20} median {median:6.1f} ms")
+            this, floor = medians["this build"], medians["python -c pass"]
+            print(f"  this build / python -c pass: {this / floor:.2f}×")
+            if "compared build" in medians:
+                other = medians["compared build"]
+                print(f"  compared build / python -c pass: {other / floor:.2f}×; this build / "
+                      f"compared build: {this / other:.2f}× (beyond the floor: "
+                      f"{this - floor:.1f} ms vs {other - floor:.1f} ms)")
         print("goal: p50 < 50 ms, p95 < 200 ms under 32 writers, nothing lost")
         written = [found for name, found, _ in rows if not name.startswith("floor")]
+        if cpu:
+            written.append(rows_cpu)
         everything = [entry for found in written for entry in found]
         missing = lost(root, everything)
         from tactful.core.memory import search as searching

@@ -153,3 +153,54 @@ def test_a_person_file_is_staged_outside_its_folder_and_a_leftover_is_never_a_pe
     assert cli("check", "x", "carol", "--id", "4242").code == 0  # nor read by the id map
     assert cli("forget", "x", "bob").code == 0
     assert not left.exists()  # a copy of a forgotten person's file goes with them
+
+
+def test_a_temp_file_is_made_new_private_and_named_for_its_target(tmp_path: Path) -> None:
+    # What tempfile.mkstemp guaranteed before atomic made its own: a new file (never one that
+    # was there, nor through a symlink planted under a likely name), mode 0600, in the folder.
+    import os
+    import stat
+
+    from tactful.core.memory.atomic import make_temp
+
+    made = set()
+    for _ in range(50):
+        fd, name = make_temp(tmp_path, temp_prefix("bob.md"))
+        os.close(fd)
+        path = Path(name)
+        assert path.is_absolute() and path.parent == tmp_path
+        assert path.name.startswith(temp_prefix("bob.md"))
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        made.add(name)
+    assert len(made) == 50
+
+
+def test_a_temp_file_is_never_one_already_there(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from tactful.core.memory import atomic
+
+    names = iter([b"\0" * 6, b"\0" * 6, b"\1" * 6])
+    monkeypatch.setattr(os, "urandom", lambda n: next(names))
+    taken = tmp_path / (temp_prefix("bob.md") + (b"\0" * 6).hex())
+    taken.write_text("someone else's")
+    fd, name = atomic.make_temp(tmp_path, temp_prefix("bob.md"))
+    os.close(fd)
+    assert name == str(tmp_path / (temp_prefix("bob.md") + (b"\1" * 6).hex()))
+    assert taken.read_text() == "someone else's"
+
+
+def test_names_are_hashed_as_hashlib_hashes_them() -> None:
+    # The lock and temp file names of a person must not change with how they are hashed: a
+    # writer of another build must take the same lock.
+    import hashlib
+
+    from tactful.core.memory.atomic import sha256_hex
+    from tactful.core.memory.home import Home
+
+    for text in ("", "x/bob", "telegram/Zoë 😀" * 40):
+        assert sha256_hex(text.encode()) == hashlib.sha256(text.encode()).hexdigest()
+    lock = Home(Path("/h")).person_lock("x", "bob")
+    assert lock.name == hashlib.sha256(b"x/bob").hexdigest()[:32] + ".lock"
+    assert temp_prefix("bob.md") == ".tmp-" + hashlib.sha256(b"bob.md").hexdigest()[:16] + "."

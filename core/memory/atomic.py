@@ -110,12 +110,42 @@ def read_regular_stat(path: Path | str) -> tuple[bytes, os.stat_result]:
 
 # --------------------------------------------------------------------------- writing
 
+def sha256_hex(data: bytes) -> str:
+    """The SHA-256 of a short name, by Python's own SHA-256 (named _sha256 in 3.11, _sha2
+    after) where there is one: loading OpenSSL for hashlib costs a `remember` more CPU than
+    all its hashing of names. The same digest as hashlib's."""
+    for name in ("_sha2", "_sha256"):
+        with contextlib.suppress(ImportError):
+            return str(__import__(name).sha256(data).hexdigest())
+    import hashlib  # an interpreter built without its own SHA-256
+
+    return hashlib.sha256(data).hexdigest()
+
+
 def temp_prefix(name: str) -> str:
     """Temp files are named by a hash of the target's name: a short name whatever the length
     of the handle (file names stop at 255 bytes), and one that names no one."""
-    import hashlib  # here: readers (`check`, `card`) never write, nor load OpenSSL
+    return f"{TEMP_PREFIX}{sha256_hex(name.encode())[:16]}."
 
-    return f"{TEMP_PREFIX}{hashlib.sha256(name.encode()).hexdigest()[:16]}."
+
+# How tempfile.mkstemp opens a temp file: created here or not at all, never through a symlink.
+_TEMP_FLAGS = (os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+               | getattr(os, "O_CLOEXEC", 0))
+_TEMP_TRIES = 10_000  # tempfile.TMP_MAX
+
+
+def make_temp(folder: Path | str, prefix: str) -> tuple[int, str]:
+    """A new file of mode 0600 named `prefix` + random letters in `folder`: (fd, absolute
+    path), as tempfile.mkstemp makes one, without importing tempfile (with shutil and random,
+    a fifth of a bare `remember`'s imports)."""
+    base = Path(folder).absolute()
+    for _ in range(_TEMP_TRIES):
+        path = str(base / (prefix + os.urandom(6).hex()))
+        try:
+            return os.open(path, _TEMP_FLAGS, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no usable temporary file name found", str(folder))
 
 
 def write_atomic(path: Path, data: str | bytes, *, durable: bool = True) -> os.stat_result:
@@ -152,9 +182,7 @@ class Staged:
         self.replaced = False
 
     def _write(self, folder: Path) -> str:
-        import tempfile  # here, not above: readers (check, card) never pay for it
-
-        fd, temp = tempfile.mkstemp(prefix=temp_prefix(self.path.name), dir=folder)
+        fd, temp = make_temp(folder, temp_prefix(self.path.name))
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(self.payload)

@@ -72,9 +72,9 @@ class Home:
     def person_lock(self, platform: str, handle: str) -> Path:
         # Named by a hash, so the lock file (which must outlive a forgotten person: removing a
         # lock another process may be waiting on would let two writers in) names no one.
-        import hashlib  # only writers lock a person: `check` and `card` never load OpenSSL
+        from tactful.core.memory.atomic import sha256_hex  # only writers lock a person
 
-        digest = hashlib.sha256(f"{platform}/{handle}".encode()).hexdigest()[:32]
+        digest = sha256_hex(f"{platform}/{handle}".encode())[:32]
         return self.root / ".locks" / "people" / platform / f"{digest}.lock"
 
     def ids(self, platform: str) -> Path:

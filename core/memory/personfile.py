@@ -109,11 +109,8 @@ def dumps(person: Person, tz: tzinfo) -> str:
     for key, value in person.extra.items():
         if key not in header:
             header[key] = value
-    import yaml  # writers only: see yaml_loader
-
-    dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    out = ["---", yaml.dump(header, Dumper=dumper, sort_keys=False, allow_unicode=True,
-                            width=10_000, default_flow_style=False).rstrip("\n"), "---"]
+    text = fast_header_text(header)
+    out = ["---", text if text is not None else yaml_header_text(header), "---"]
     out.append(PINNED)
     for number, pin in enumerate(person.pins, 1):
         who = "they" if pin.by == "them" else "I"
@@ -137,6 +134,103 @@ def dumps(person: Person, tz: tzinfo) -> str:
         if entry.withheld is not None:
             out.append("withheld: " + one_line(entry.withheld))
     return "\n".join(out) + "\n"
+
+
+def yaml_header_text(header: dict[str, Any]) -> str:
+    """The header as YAML writes it: the reference `fast_header_text` must match byte for byte."""
+    import yaml  # writers only, and only for a header fast_header_text is unsure of
+
+    dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    return str(yaml.dump(header, Dumper=dumper, sort_keys=False, allow_unicode=True,
+                         width=10_000, default_flow_style=False)).rstrip("\n")
+
+
+# The header written without PyYAML (its import is most of what a `remember` costs beyond the
+# interpreter's start; docs/memory.md): the mirror of `fast_header`, for the shapes tactful
+# writes. Each value is written plain or single-quoted only where YAML's emitter is sure to
+# write it so; any value not plainly one of those shapes (a line break, a character outside the
+# Basic Multilingual Plane, which libyaml escapes and pure-Python YAML does not, a value so long
+# YAML would wrap it, a list or a date from a hand edit) sends the whole header to YAML, so the
+# file is byte for byte what YAML writes (tests/test_personfile_header_writer.py proves it).
+_WRITE_MAX = 2_000  # far below the width (10,000) at which YAML would wrap a line
+# Words YAML 1.1 reads as a bool or a null: written quoted.
+_NOT_PLAIN_WORDS = frozenset({
+    "yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE",
+    "on", "On", "ON", "off", "Off", "OFF", "null", "Null", "NULL", "~"})
+# Text YAML reads as a number or a time, so it quotes it: a subset of YAML's own patterns for
+# int (decimal, octal) and timestamp (what clock.to_file writes, or a date).
+_QUOTED_LOOKS = re.compile(r"0|[1-9][0-9]*|0[0-7]+|[0-9]{4}-[0-9]{2}-[0-9]{2}"
+                           r"(?:T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[-+][0-9]{2}:[0-9]{2}))?")
+# First characters that always make YAML quote a value (indicators).
+_QUOTED_FIRST = frozenset("#,[]{}&*!|>'\"%@`")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+def _sure_printable(text: str) -> bool:
+    # Printable to Python (no control, break, separator, format or private character) and in
+    # the Basic Multilingual Plane: printable to both of YAML's emitters, with allow_unicode.
+    return text.isprintable() and (text.isascii() or max(text) < "\U00010000")
+
+
+def _scalar_text(value: Any) -> str | None:
+    """`value` as YAML writes it in a block mapping, or None when not sure."""
+    kind = type(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return str(value)
+    if value is None:
+        return "null"
+    if kind is not str:
+        return None
+    text: str = value
+    if len(text) > _WRITE_MAX or not _sure_printable(text):
+        return None
+    if not text:
+        return "''"
+    if (text[0].isalpha() and text not in _NOT_PLAIN_WORDS and text[-1] != " "
+            and text[-1] != ":" and ": " not in text and "#" not in text):
+        return text  # a letter first: no indicator, no number, no time; nothing to escape
+    if (text[0] in _QUOTED_FIRST or text[0] == " " or text[-1] == " "
+            or text in _NOT_PLAIN_WORDS or _QUOTED_LOOKS.fullmatch(text)
+            or (text[0].isalpha() and (": " in text or " #" in text or text[-1] == ":"))):
+        return "'" + text.replace("'", "''") + "'"
+    return None
+
+
+def _entries_text(key: str, items: list[dict[str, Any]], out: list[str]) -> bool:
+    if not items:
+        out.append(f"{key}: []")
+        return True
+    out.append(f"{key}:")
+    for item in items:
+        if type(item) is not dict or not item:
+            return False
+        lead = "- "
+        for name, value in item.items():
+            text = _scalar_text(value)
+            if text is None or name not in ("name", "at", "reason", "ref", "proof"):
+                return False
+            out.append(f"{lead}{name}: {text}")
+            lead = "  "
+    return True
+
+
+def fast_header_text(header: dict[str, Any]) -> str | None:
+    """The header as `yaml_header_text` writes it, without YAML; None when not sure."""
+    out: list[str] = []
+    for key, value in header.items():  # an empty header is "{}" to YAML: never fast
+        if type(key) is not str or not _KEY.fullmatch(key) or key in _NOT_PLAIN_WORDS:
+            return None
+        if key in ("flags", "aka") and type(value) is list:
+            if not _entries_text(key, value, out):
+                return None
+            continue
+        text = _scalar_text(value)
+        if text is None:
+            return None
+        out.append(f"{key}: {text}")
+    return "\n".join(out) if out else None
 
 
 def _tail_lines(link: str | None, thread: str | None, items: list[OpenItem],
