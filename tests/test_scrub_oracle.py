@@ -2,8 +2,9 @@
 every text its gates let through (docs/memory.md, "Privacy at write time").
 
 The scrubber now compiles each pattern the first time a text needs it, and skips a pattern on a
-text that cannot hold a match of it: fewer ASCII digits than the pattern needs, no piece long
-enough for base64, too few listed words for a seed phrase. The oracle here compiles every
+text that cannot hold a match of it: fewer ASCII digits than the pattern needs (in the text, or
+in the window around a run of digits it would scan), no piece long enough for base64, too few
+listed words for a seed phrase. The oracle here compiles every
 pattern up front from the module's own definitions (each rule's source, flags and gate, the
 module's patterns) and runs today's engine the old way: every rule in order behind only its old
 gates (a digit somewhere, its needles, its gate, its runs or tokens), every base64 run, every
@@ -231,6 +232,19 @@ def oracle_scrub(text: str) -> Scrubbed:
     return Scrubbed(text, tuple(sorted(kinds)))
 
 
+def windows(rule: module._Rule, runs: list[tuple[int, int]], size: int) -> list[tuple[int, int]]:
+    """Where a digit-run rule looks, as `Rule.matches` reads it."""
+    found = []
+    back, ahead = rule.pad
+    last = 0
+    for start, end in runs:
+        if end - start >= rule.run:
+            begin = max(last, start - back)
+            last = min(size, end + ahead)
+            found.append((begin, last))
+    return found
+
+
 def assert_skips_are_sound(text: str) -> None:
     """Each skip test, on the normalized view the rules read: whenever it says "cannot match",
     the eager pattern finds nothing (or, for seed phrases, nothing it would report)."""
@@ -242,6 +256,14 @@ def assert_skips_are_sound(text: str) -> None:
         if digits < oracle.rule.digits:
             source = lowered if oracle.rule.lower else view
             assert oracle.pattern.search(source) is None, oracle.rule._source
+    for oracle in RULES:
+        rule = oracle.rule
+        if rule.run and rule.digits > 1:
+            source = lowered if rule.lower else view
+            runs = [m.span() for m in RUN.finditer(view)]
+            for window in windows(rule, runs, len(view)):
+                if module._ascii_digits(source[slice(*window)]) < rule.digits:
+                    assert oracle.pattern.search(source, *window) is None, rule._source
     if not module._may_hold_base64(view):
         assert BASE64_RUN.search(view) is None
     if not module._may_hold_seed_phrase(lowered):

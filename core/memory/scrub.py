@@ -652,7 +652,8 @@ class _Rule:
         self.needs_digit = needs_digit or run > 0
         # The ASCII digits every match holds at least (read off the pattern: counted digits,
         # never a guess; tests/test_scrub_oracle.py recounts them from the regex parser): a
-        # text with fewer skips the rule without compiling it.
+        # text with fewer skips the rule without compiling it, and so does a window around a
+        # run of digits (`run`) with fewer.
         self.digits = digits
         self.needles = needles
         self.gate_source = gate
@@ -713,6 +714,9 @@ class _Rule:
                     # back over the previous window, so no character is scanned twice.
                     begin = max(last, start - back)
                     last = min(size, end + ahead)
+                    # A match lies inside the window, so the window holds its digits.
+                    if self.digits > 1 and _ascii_digits(source[begin:last]) < self.digits:
+                        continue
                     yield from self.pattern.finditer(source, begin, last)
 
     def span(self, m: re.Match[str], text: str) -> tuple[int, int] | None:
