@@ -128,6 +128,12 @@ class _Lazy:
         self.flags = flags
         self._compiled: re.Pattern[str] | None = None
 
+    @property
+    def made(self) -> bool:
+        """Whether the pattern is compiled: a cheap test that only stands in for compiling it
+        is then left out, as the pattern itself is as cheap to run."""
+        return self._compiled is not None
+
     def __call__(self) -> re.Pattern[str]:
         compiled = self._compiled
         if compiled is None:
@@ -717,8 +723,13 @@ class _Rule:
                     # back over the previous window, so no character is scanned twice.
                     begin = max(last, start - back)
                     last = min(size, end + ahead)
-                    # A match lies inside the window, so the window holds its digits.
-                    if self.digits > 1 and _ascii_digits(source[begin:last]) < self.digits:
+                    # A match lies inside the window, so the window holds its digits. Counted
+                    # only until the pattern is compiled: after that, running it costs less.
+                    if (
+                        self.digits > 1
+                        and self._compiled is None
+                        and _ascii_digits(source[begin:last]) < self.digits
+                    ):
                         continue
                     yield from self.pattern.finditer(source, begin, last)
 
@@ -1445,7 +1456,7 @@ def _may_hold_base64(text: str) -> bool:
 
 def _wrapped_secrets(text: str, depth: int) -> Iterator[tuple[int, int, str]]:
     """Base64 runs whose text holds a finding, with the kind to report (secrets first)."""
-    if not _may_hold_base64(text):
+    if not _BASE64_RUN.made and not _may_hold_base64(text):
         return
     for m in _BASE64_RUN().finditer(text):
         basic = _BASIC().search(text, max(0, m.start() - 10), m.start()) is not None
@@ -1588,7 +1599,7 @@ def _find_in(text: str, depth: int) -> list[_Hit]:
         for start, end, kind in _wrapped_secrets(text, depth):
             if not marked.hits(start, end):
                 hits.append(_Hit(start, end, kind, 0))
-    if size >= _SEED_MIN_TEXT and _may_hold_seed_phrase(lowered):
+    if size >= _SEED_MIN_TEXT and (_SEED_RUN.made or _may_hold_seed_phrase(lowered)):
         for start, end in _seed_phrases(lowered):
             if not marked.hits(start, end):
                 hits.append(_Hit(start, end, "token", 0))
