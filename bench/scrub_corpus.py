@@ -8,19 +8,51 @@ tuned against. False positives: for each kind, the share of look-alike lines
 scrubber changed and reported that kind for. The tests hold the goals (tests/test_scrub.py,
 tests/test_scrub_families.py); this prints the figures for the README.
 
-Run: .venv/bin/python bench/scrub_corpus.py [--misses]
+With --cost, what the scrubber costs, this tree beside an earlier commit (--before, by default
+the one before the scrubber stopped compiling at import), side by side in one run:
+
+1. Starts, in paired rounds (each round runs every command once, in turns, the order reversed
+   every other round; medians; ratios to `python3 -c pass`), as wall time and as the CPU time
+   of the process (which a queue for a core does not inflate): importing the scrubber;
+   importing it and scrubbing one ordinary message, and one with a date, a time and a link; the
+   whole `tactful remember x new_N --kind reply --they "..."`, a new person each time, in a home
+   of its own per tree; and the scrubber's own import time as `python3 -X importtime` reports
+   it (cumulative: with checksums and the word list).
+2. Per text, CPU time in a fresh process per tree (three, in turns, the best kept): every
+   corpus line above once, cold (the first texts pay for compiling what they reach), then warm.
+
+The earlier tree is taken with `git archive` into a temporary folder and put first on
+PYTHONPATH, this tree linked from another (so both are imported alike); every process runs
+with bytecode written and read, as on any install (a shell with PYTHONDONTWRITEBYTECODE would
+otherwise time compiling).
+
+Run: .venv/bin/python bench/scrub_corpus.py [--misses] [--cost [--before REV] [--rounds 11]]
 """
 
 from __future__ import annotations
 
 import argparse
+import io
+import json
+import os
 import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 
 from tactful.core.memory.scrub import KINDS, scrub
 
-CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "corpus"
+# main before the scrubber stopped compiling at import.
+BEFORE = "abf6f2b"
 ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 MARKER = re.compile(r"\[redacted:([a-z]+)\]")
 
@@ -43,10 +75,238 @@ def secret_cases(paths: list[Path]) -> list[tuple[tuple[str, ...], str, list[str
     return cases
 
 
+MESSAGE = "thanks, will do! the ferry leaves at nine, see you at the harbour"
+NUMBERS = "see you on 2026-12-05 at 14:30 by gate 12, photos at https://x.com/a/status/18610034"
+IMPORT_SCRUB = "import tactful.core.memory.scrub"
+TACTFUL = "import sys; from tactful.core.cli.main import entry; entry()"
+
+
+def scrub_one(text: str) -> str:
+    return f"from tactful.core.memory.scrub import scrub; scrub({text!r})"
+
+
+def inside(text: str) -> str:
+    """The CPU time of the import and of the first scrub, taken inside the process (the
+    interpreter's own start, which dominates the noise of a whole process, left out)."""
+    return (
+        "import time, binascii, collections, dataclasses, math, re, unicodedata; "
+        "t0 = time.process_time(); "
+        "from tactful.core.memory.scrub import scrub; t1 = time.process_time(); "
+        f"scrub({text!r}); t2 = time.process_time(); "
+        "print(t1 - t0, t2 - t1)"
+    )
+
+
+def child_env(tree: Path | None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("PYTHONPATH", None)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    return env
+
+
+def earlier_tree(rev: str, into: Path) -> Path:
+    """The tree at `rev` as an importable `tactful` package under `into`."""
+    package = into / "tactful"
+    package.mkdir(parents=True)
+    git = shutil.which("git")
+    if git is None:
+        raise SystemExit("git is needed to take the earlier tree (or pass --before '')")
+    archive = subprocess.run([git, "-C", str(ROOT), "archive", rev], capture_output=True,
+                             check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(package, filter="data")
+    return into
+
+
+def run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False, cwd=ROOT)
+    if done.returncode != 0:
+        raise SystemExit(f"{argv[:4]} failed ({done.returncode}): {done.stderr[-400:]}")
+    return done
+
+
+def starts(trees: dict[str, Path | None], homes: dict[str, Path], rounds: int) -> None:
+    py = sys.executable
+    commands: dict[str, tuple[list[str], dict[str, str], str]] = {
+        "python3 -c pass": ([py, "-c", "pass"], child_env(None), ""),
+    }
+    for name, tree in trees.items():
+        env = child_env(tree)
+        commands[f"import the scrubber, {name}"] = ([py, "-c", IMPORT_SCRUB], env, "")
+        commands[f"import + scrub a message, {name}"] = ([py, "-c", scrub_one(MESSAGE)], env,
+                                                         "")
+        commands[f"import + scrub one with numbers, {name}"] = (
+            [py, "-c", scrub_one(NUMBERS)], env, "")
+        commands[f"tactful remember, {name}"] = (
+            [py, "-c", TACTFUL, "--home", str(homes[name]), "remember", "x", "new_{n}",
+             "--kind", "reply", "--they", MESSAGE], env, "")
+        commands[f"-X importtime: the scrubber, {name}"] = (
+            [py, "-X", "importtime", "-c", IMPORT_SCRUB], env, "importtime")
+        commands[f"inside: a message, {name}"] = ([py, "-c", inside(MESSAGE)], env, "inside")
+        commands[f"inside: one with numbers, {name}"] = ([py, "-c", inside(NUMBERS)], env,
+                                                         "inside")
+    walls: dict[str, list[float]] = {name: [] for name in commands}
+    cpus: dict[str, list[float]] = {name: [] for name in commands}
+    own_us: dict[str, list[int]] = {name: [] for name in commands}
+    insides: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    for n in range(rounds + 1):  # the first round writes bytecode and is not counted
+        order = list(commands.items())
+        if n % 2:
+            order.reverse()
+        for name, (argv, env, kind) in order:
+            argv = [arg.replace("{n}", str(n)) for arg in argv]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            started = time.perf_counter()
+            done = run(argv, env)
+            wall = time.perf_counter() - started
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if n == 0:
+                continue
+            if kind == "inside":
+                a, b = done.stdout.split()
+                insides[name].append((float(a), float(b)))
+            elif kind == "importtime":
+                line = next(row for row in done.stderr.splitlines()
+                            if row.rstrip().endswith("| tactful.core.memory.scrub"))
+                own_us[name].append(int(line.split("|")[1]))
+            else:
+                walls[name].append(wall)
+                cpus[name].append(after.ru_utime + after.ru_stime
+                                  - before.ru_utime - before.ru_stime)
+    bare = statistics.median(walls["python3 -c pass"])
+    bare_cpu = statistics.median(cpus["python3 -c pass"])
+    print(f"\nStarts, median of {rounds} paired rounds: wall time, and the CPU time of the process"
+          " (what it costs the machine, whatever the queue for a core)")
+    print(f"{'command':48} {'wall ms':>8} {'x pass':>7} {'CPU ms':>7} {'x pass':>7}")
+    for name, times in walls.items():
+        if times:
+            wall, cpu = statistics.median(times), statistics.median(cpus[name])
+            print(f"{name:48} {wall * 1e3:>8.1f} {wall / bare:>7.2f} {cpu * 1e3:>7.1f} "
+                  f"{cpu / bare_cpu:>7.2f}")
+    print(f"\n{'python3 -X importtime, cumulative':48} {'median ms':>8}")
+    for name, values in own_us.items():
+        if values:
+            print(f"{name:48} {statistics.median(values) / 1e3:>8.1f}")
+    print(f"\n{'inside the process, CPU, median ms':48} {'import':>8} {'scrub':>7} {'both':>7}")
+    for name, values in insides.items():
+        if values:
+            a = statistics.median(v[0] for v in values)
+            b = statistics.median(v[1] for v in values)
+            both = statistics.median(v[0] + v[1] for v in values)
+            print(f"{name:48} {a * 1e3:>8.2f} {b * 1e3:>7.2f} {both * 1e3:>7.2f}")
+    names = list(trees)
+    if len(names) == 2:
+        later, earlier = names
+        for what in ("a message", "one with numbers"):
+            a, b = (statistics.median(v[0] + v[1] for v in insides[f"inside: {what}, {tree}"])
+                    for tree in (later, earlier))
+            print(f"  inside, import + first scrub of {what}: this tree / {earlier} {a / b:.2f}")
+        print(f"\nthis tree / {earlier}, and each minus python3 -c pass:")
+        for what in ("import the scrubber", "import + scrub a message",
+                     "import + scrub one with numbers", "tactful remember"):
+            a, b = (statistics.median(walls[f"{what}, {tree}"]) for tree in (later, earlier))
+            ca, cb = (statistics.median(cpus[f"{what}, {tree}"]) for tree in (later, earlier))
+            print(f"  {what:34} wall {a / b:.2f} ({(a - bare) * 1e3:.1f} vs "
+                  f"{(b - bare) * 1e3:.1f} ms); CPU {ca / cb:.2f} "
+                  f"({(ca - bare_cpu) * 1e3:.1f} vs {(cb - bare_cpu) * 1e3:.1f} ms)")
+        a = statistics.median(own_us[f"-X importtime: the scrubber, {later}"])
+        b = statistics.median(own_us[f"-X importtime: the scrubber, {earlier}"])
+        print(f"  {'-X importtime of the scrubber':34} {a / b:.2f} "
+              f"({a / 1e3:.1f} vs {b / 1e3:.1f} ms)")
+
+
+def all_texts() -> list[str]:
+    texts = [text for _kinds, text, _secrets in secret_cases(
+        [CORPUS / "secrets.txt", *sorted(CORPUS.glob("secrets/*.txt")),
+         CORPUS / "heldout_secrets.txt"])]
+    return texts + lines(CORPUS / "benign_lookalikes.txt") + lines(CORPUS / "prose.txt")
+
+
+def worker(path: Path) -> None:
+    """Runs in a fresh process of one tree and prints its figures as JSON: the corpus once cold
+    (what a new process pays, compiling included), then warm, best of three."""
+    texts: list[str] = json.loads(path.read_text(encoding="utf-8"))
+    started = time.process_time()
+    cold = [scrub(text).text for text in texts]
+    first = time.process_time() - started
+    warm = []
+    for _ in range(3):
+        started = time.process_time()
+        for text in texts:
+            scrub(text)
+        warm.append(time.process_time() - started)
+    print(json.dumps({"cold": first / len(texts),
+                      "warm": min(warm) / len(texts), "texts": cold}))
+
+
+def per_text(trees: dict[str, Path | None]) -> None:
+    texts = all_texts()
+    results: dict[str, dict[str, float]] = {}
+    outputs: dict[str, list[str]] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        job = Path(scratch) / "job.json"
+        job.write_text(json.dumps(texts), encoding="utf-8")
+        for turn in range(3):
+            order = list(trees.items())
+            if turn % 2:
+                order.reverse()
+            for name, tree in order:
+                got = json.loads(run([sys.executable, __file__, "--worker", str(job)],
+                                     child_env(tree)).stdout)
+                outputs[name] = got.pop("texts")
+                if name in results:
+                    got = {key: min(value, results[name][key]) for key, value in got.items()}
+                results[name] = got
+    names = list(trees)
+    print(f"\nPer text, CPU, best of 3 fresh processes per tree: {len(texts)} corpus lines "
+          "(secrets, held out, look-alikes, prose), one at a time")
+    print(f"{'':28} {'cold us/text':>13} {'warm us/text':>13}")
+    for name in names:
+        r = results[name]
+        print(f"{name:28} {r['cold'] * 1e6:>13.1f} {r['warm'] * 1e6:>13.1f}")
+    if len(names) == 2:
+        a, b = (results[name] for name in names)
+        print(f"{'this tree / earlier':28} {a['cold'] / b['cold']:>13.2f} "
+              f"{a['warm'] / b['warm']:>13.2f}")
+        same = outputs[names[0]] == outputs[names[1]]
+        print(f"scrubbed text the same in both trees, every line: {same}")
+        if not same:
+            raise SystemExit("the trees scrub differently")
+
+
+def cost(before: str, rounds: int) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        # This tree is imported the same way as the earlier one (a folder first on PYTHONPATH,
+        # here a link to the tree), not through the editable install's finder.
+        here = Path(scratch) / "here"
+        here.mkdir()
+        (here / "tactful").symlink_to(ROOT, target_is_directory=True)
+        trees: dict[str, Path | None] = {"this tree": here}
+        if before:
+            trees[f"at {before}"] = earlier_tree(before, Path(scratch) / "before")
+        homes = {name: Path(scratch) / f"home{i}" for i, name in enumerate(trees)}
+        print(f"load average at start: {os.getloadavg()}")
+        starts(trees, homes, rounds)
+        per_text(trees)
+        print(f"load average at end: {os.getloadavg()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--misses", action="store_true", help="print the lines missed")
+    parser.add_argument("--cost", action="store_true", help="starts and per-text cost")
+    parser.add_argument("--before", default=BEFORE, help="the earlier commit ('' for none)")
+    parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        worker(args.worker)
+        return
+    if args.cost:
+        cost(args.before, args.rounds)
+        return
 
     misses: list[str] = []
 

@@ -53,8 +53,12 @@ bounded (no nested unbounded quantifiers; a keyword is anchored at a token bound
 run is scanned once, not once per position), overlaps are tracked in byte maps rather than
 lists, and decoding (base64) is bounded by the length of the text. `bench/privacy_gate.py`
 measures it. Most rules sit behind cheap gates (a substring test, or a short scan) and the
-digit rules only look at runs of digits. Standard library only; every pattern is compiled
-once: at import if most texts need it, else the first time one does (`_later`, `_Rule.pattern`).
+digit rules only look at runs of digits. Standard library only; no pattern is compiled at
+import, each the first time a text needs it (`_Lazy`, `_Rule.pattern`), so a process that
+starts to write one entry pays only for the patterns its text reaches. Cheap tests that follow
+from a pattern (the digits it needs, a piece long enough for base64, enough listed words for a
+seed phrase) skip it on texts it cannot match; tests/test_scrub_oracle.py holds that the
+findings are exactly those of every pattern compiled up front and run.
 """
 
 from __future__ import annotations
@@ -111,26 +115,47 @@ _Extend = Callable[[re.Match[str], str], "tuple[int, int] | None"]
 _Spans = list[tuple[int, int]]
 
 
-def _later(pattern: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
-    """A pattern that only some texts reach (a marker already there, a rule's check after a
-    match, an odd character), compiled the first time it is used: compiled at import, they
-    cost every `tactful remember` started as a process a few milliseconds (README, Speed)."""
-    found: list[re.Pattern[str]] = []
+class _Lazy:
+    """A pattern compiled the first time it is used: compiled at import, the scrubber's patterns
+    cost every `tactful remember` started as a process several milliseconds (README, Speed).
+    Threads that race to the first use each compile the same pattern, and either result is kept:
+    compiled patterns of one source behave alike."""
 
-    def compiled() -> re.Pattern[str]:
-        if not found:
-            found.append(re.compile(pattern, flags))
-        return found[0]
+    __slots__ = ("_compiled", "flags", "source")
 
-    return compiled
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self.source = source
+        self.flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def made(self) -> bool:
+        """Whether the pattern is compiled: a cheap test that only stands in for compiling it
+        is then left out, as the pattern itself is as cheap to run."""
+        return self._compiled is not None
+
+    def __call__(self) -> re.Pattern[str]:
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(self.source, self.flags)
+        return compiled
 
 
-_MARKER = _later(r"\[redacted:(?:" + "|".join(KINDS) + r")\]")
-_DIGIT = re.compile(r"[0-9]")
+_MARKER = _Lazy(r"\[redacted:(?:" + "|".join(KINDS) + r")\]")
 # Runs of digits with the separators phones and cards use; the digit rules match inside these.
-_RUN = re.compile(r"[0-9][0-9 ().+/_\\|*\-]{3,}+")
+_RUN = _Lazy(r"[0-9][0-9 ().+/_\\|*\-]{3,}+")
 # Unbroken tokens long enough to hold a key; the unlabelled-key rules only look inside these.
-_LONG_TOKEN = re.compile(r"(?<!\S)\S{16,}+")
+_LONG_TOKEN = _Lazy(r"(?<!\S)\S{16,}+")
+_ASCII_DIGITS = b"0123456789"
+
+
+def _ascii_digits(text: str) -> int:
+    """How many ASCII digits the text holds (what `[0-9]` matches), the cheap test that lets a
+    rule needing more digits than that skip its pattern. Counted as the bytes the digits leave
+    behind when deleted from the UTF-8 form: two calls in C, and no other character's bytes
+    fall in 0-9 (lone surrogates, passed through, neither)."""
+    raw = text.encode("utf-8", "surrogatepass")
+    return len(raw) - len(raw.translate(None, _ASCII_DIGITS))
 
 # ---------------------------------------------------------------------------------------------
 # The normalized view
@@ -169,7 +194,7 @@ _VIEW_CACHE = 50_000
 _VIEW = _ViewTable(_VIEW_TABLE)
 # Characters with no width: left out of the view, so "4111\u200b1111..." reads as digits.
 _ZERO_WIDTH = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
-_VISIBLE = _later(f"[^{_ZERO_WIDTH}]+")
+_VISIBLE = _Lazy(f"[^{_ZERO_WIDTH}]+")
 
 
 def _view(text: str) -> tuple[str, list[int] | None]:
@@ -221,7 +246,7 @@ def _card_ok(m: re.Match[str], text: str) -> bool:
     return card_number_ok(_digits(_value(m, text)))
 
 
-_IBAN_TAIL = _later(r"[ .-][A-Za-z0-9]{1,8}$")
+_IBAN_TAIL = _Lazy(r"[ .-][A-Za-z0-9]{1,8}$")
 
 
 def _iban_span(m: re.Match[str], text: str) -> tuple[int, int] | None:
@@ -243,10 +268,10 @@ def _entropy(s: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
 
 
-_TIMESTAMPISH = _later(r"[0-9:.+\-TZtz/]+")
+_TIMESTAMPISH = _Lazy(r"[0-9:.+\-TZtz/]+")
 
 
-_SEGMENT_BREAKS = _later(r"[-_./+=~:%]")
+_SEGMENT_BREAKS = _Lazy(r"[-_./+=~:%]")
 
 
 def _random_segment(segment: str) -> bool:
@@ -286,7 +311,7 @@ def _cloud_secret(m: re.Match[str], text: str) -> bool:
 
 
 # Words that make a 64-hex run a digest or an id rather than a key.
-_HASH_WORDS = _later(
+_HASH_WORDS = _Lazy(
     r"sha|hash|checksum|digest|commit|\btx|txid|transaction|block|fingerprint|etag|integrity"
     r"|md5|blake|\bgit\b|merkle|\bcid\b",
 )
@@ -352,7 +377,7 @@ def _wordset(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
-_PW_TOKEN = _later(r"[^\s\"'`]{1,80}")
+_PW_TOKEN = _Lazy(r"[^\s\"'`]{1,80}")
 # Words that make what follows "my password is" a sentence rather than the password.
 _PROSE_AFTER_PASSWORD = _wordset(
     """
@@ -403,7 +428,7 @@ def _single_value(token: str, explicit: bool) -> bool:
     return any(ch.isalnum() for ch in token)
 
 
-_PLAIN_WORD = _later(r"[A-Za-zÀ-ÖØ-öø-ÿ0-9]+(?:-[A-Za-zÀ-ÖØ-öø-ÿ0-9]+)*")
+_PLAIN_WORD = _Lazy(r"[A-Za-zÀ-ÖØ-öø-ÿ0-9]+(?:-[A-Za-zÀ-ÖØ-öø-ÿ0-9]+)*")
 
 
 def _password_value_span(m: re.Match[str], text: str, *, explicit: bool) -> tuple[int, int] | None:
@@ -480,13 +505,13 @@ def _digit_count(low: int, high: int) -> _Check:
     return check
 
 
-_YEAR_CONTEXT = _later(
+_YEAR_CONTEXT = _Lazy(
     r"\b(?:[Ii]n|[Ss]ince|[Bb]y|[Ff]rom|[Uu]ntil|[Tt]ill|[Oo]f|[Aa]fter|[Bb]efore|[Aa]round"
     r"|[Cc]irca|[Dd]uring|and|to)\s*$"
 )
 
 
-_NEXT_WORD = _later(r"[ \t]+(?:[A-Z][ \t]+)?([a-z]+)")
+_NEXT_WORD = _Lazy(r"[ \t]+(?:[A-Z][ \t]+)?([a-z]+)")
 # Words that may follow a street address. Any other lowercase word means the street name was
 # an adjective: "the 9 Supreme Court justices", "2 Wall Street banks".
 _AFTER_ADDRESS = frozenset(
@@ -502,7 +527,7 @@ _AFTER_ADDRESS = frozenset(
 
 
 # Words that make the number a count or an index: "Chapter 11 Main Street", "the 3 Little Pigs".
-_NOT_HOUSE = _later(
+_NOT_HOUSE = _Lazy(
     r"(?i)\b(?:the|chapter|page|top|route|gate|room|level|episode|season|part|vol|volume|no"
     r"|number|version|act|scene|step|day|week|rank|section|article|verse|stage|round|track"
     r"|side|floor|platform|bus|tram|line)\.?\s*$"
@@ -526,12 +551,12 @@ def _address_ok(m: re.Match[str], text: str) -> bool:
 
 
 # Lower-case addresses need someone saying it is where they are ("I live at 14 church lane").
-_ADDRESS_CUE = _later(
+_ADDRESS_CUE = _Lazy(
     r"(?:live|living|lives|stay|staying|ship|send|deliver|mail|post|moved|move|located|visit"
     r"|find|come|address|addr|house|home|flat|apartment|place|office|we're|i'm|am|is|at|to)"
     r"\W{0,3}(?:\w{1,10}\W{1,3}){0,2}$"
 )
-_NONSPACE = _later(r"\S")
+_NONSPACE = _Lazy(r"\S")
 _NOT_STREET_NAME = _wordset(
     "the a an down up to on of in my our your his her their this that from into onto over"
     " through along across past by near and or miles mile km blocks block minutes mins hours"
@@ -551,7 +576,7 @@ def _lower_address_ok(m: re.Match[str], text: str) -> bool:
 
 
 # "Via Twitter 2 days ago" is not an address.
-_UNIT_AFTER = _later(
+_UNIT_AFTER = _Lazy(
     r"\s*(?:days?|hours?|h|minutes?|mins?|seconds?|weeks?|months?|years?|times|people|likes"
     r"|followers|replies|comments|%)\b",
     re.IGNORECASE,
@@ -572,10 +597,12 @@ class _Rule:
     __slots__ = (
         "_compiled",
         "_flags",
+        "_gate",
         "_source",
         "check",
+        "digits",
         "extend",
-        "gate",
+        "gate_source",
         "in_links",
         "kind",
         "lower",
@@ -601,6 +628,7 @@ class _Rule:
         lower: bool = False,
         needles: tuple[str, ...] = (),
         needs_digit: bool = False,
+        digits: int = 0,
         gate: str | None = None,
         run: int = 0,
         pad: tuple[int, int] = (2, 3),
@@ -631,8 +659,14 @@ class _Rule:
         # Gates, cheapest first: a digit somewhere, a needle in the lowered text, then a short
         # scan of the text.
         self.needs_digit = needs_digit or run > 0
+        # The ASCII digits every match holds at least (read off the pattern: counted digits,
+        # never a guess; tests/test_scrub_oracle.py recounts them from the regex parser): a
+        # text with fewer skips the rule without compiling it, and so does a window around a
+        # run of digits (`run`) with fewer.
+        self.digits = digits
         self.needles = needles
-        self.gate = re.compile(gate) if gate else None
+        self.gate_source = gate
+        self._gate: re.Pattern[str] | None = None
         # When set, the pattern only runs around digit runs at least this long, widened by
         # `pad` characters (before, after) for what may precede or follow the digits.
         self.run = run
@@ -650,8 +684,10 @@ class _Rule:
             self._compiled = re.compile(self._source, self._flags)
         return self._compiled
 
-    def wanted(self, text: str, lowered: str, has_digit: bool, seen: dict[int, bool]) -> bool:
-        if self.needs_digit and not has_digit:
+    def wanted(self, text: str, lowered: str, digits: int, seen: dict[int, bool]) -> bool:
+        if self.needs_digit and not digits:
+            return False
+        if digits < self.digits:
             return False
         if self.needles:
             # Rules share needle sets (both password rules, the street suffixes); test once.
@@ -660,9 +696,11 @@ class _Rule:
                 found = seen[id(self.needles)] = _any_in(self.needles, lowered)
             if not found:
                 return False
-        if self.gate is None:
+        if self.gate_source is None:
             return True
-        return self.gate.search(lowered if self.lower else text) is not None
+        if self._gate is None:
+            self._gate = re.compile(self.gate_source)
+        return self._gate.search(lowered if self.lower else text) is not None
 
     def matches(
         self, text: str, lowered: str, runs: _Spans, tokens: _Spans
@@ -685,6 +723,14 @@ class _Rule:
                     # back over the previous window, so no character is scanned twice.
                     begin = max(last, start - back)
                     last = min(size, end + ahead)
+                    # A match lies inside the window, so the window holds its digits. Counted
+                    # only until the pattern is compiled: after that, running it costs less.
+                    if (
+                        self.digits > 1
+                        and self._compiled is None
+                        and _ascii_digits(source[begin:last]) < self.digits
+                    ):
+                        continue
                     yield from self.pattern.finditer(source, begin, last)
 
     def span(self, m: re.Match[str], text: str) -> tuple[int, int] | None:
@@ -815,6 +861,7 @@ _RULES: tuple[_Rule, ...] = (
         0,
         r"(?<![\w:])[0-9]{6,12}:AA[A-Za-z0-9_-]{30,}+(?![\w-])",
         needles=(":aa",),
+        digits=6,
     ),
     _Rule(
         "token",
@@ -918,6 +965,7 @@ _RULES: tuple[_Rule, ...] = (
         lower=True,
         needs_digit=True,
         word_start=True,
+        digits=4,
     ),
     # --- email: the "user@host" form has its own finder below; these are the spelled-out ones
     _Rule(
@@ -976,6 +1024,7 @@ _RULES: tuple[_Rule, ...] = (
         lower=True,
         needs_digit=True,
         word_start=True,
+        digits=4,
     ),
     # Bare "routing 1000000 requests" is prose: only a checksummed routing number counts, and
     # only a long number right after "account".
@@ -990,6 +1039,7 @@ _RULES: tuple[_Rule, ...] = (
         lower=True,
         needs_digit=True,
         word_start=True,
+        digits=8,
     ),
     # --- id: French NIR before the card rule, so a 15-digit NIR with a valid key stays an id
     _Rule(
@@ -1000,6 +1050,7 @@ _RULES: tuple[_Rule, ...] = (
         check=_nir_ok,
         in_links=False,
         run=13,
+        digits=14,
     ),
     # --- card: 13-19 digits, plain or grouped 4-4-4-4 / 4-6-5 by one kind of separator
     _Rule(
@@ -1015,6 +1066,7 @@ _RULES: tuple[_Rule, ...] = (
         check=_card_ok,
         in_links=False,
         run=13,
+        digits=13,
     ),
     # "card: 4111..." and "visa #4111...": a keyword allows what the bare rule refuses.
     _Rule(
@@ -1030,6 +1082,7 @@ _RULES: tuple[_Rule, ...] = (
         needs_digit=True,
         needles=("card", "cc", "visa", "master", "amex", "discover", "kaart", "karte", "tarjeta"),
         word_start=True,
+        digits=13,
     ),
     # --- id: US SSN in its assignable ranges, and numbers introduced by an ID keyword
     _Rule(
@@ -1038,6 +1091,7 @@ _RULES: tuple[_Rule, ...] = (
         r"(?<![\w.=-])(?!000|666|9[0-9]{2})[0-9]{3}-(?!00)[0-9]{2}-(?!0000)[0-9]{4}(?![\w-])",
         in_links=False,
         run=11,
+        digits=9,
     ),
     _Rule(
         "id",
@@ -1079,6 +1133,7 @@ _RULES: tuple[_Rule, ...] = (
         in_links=False,
         run=6,
         pad=(4, 4),
+        digits=6,
     ),
     # Belgian national numbers (YY.MM.DD-NNN.CC) and Finnish identity codes (DDMMYY-NNNC): the
     # punctuation and the check digits are distinctive enough without a keyword.
@@ -1089,6 +1144,7 @@ _RULES: tuple[_Rule, ...] = (
         check=_belgian_id_ok,
         in_links=False,
         run=8,
+        digits=11,
     ),
     _Rule(
         "id",
@@ -1099,6 +1155,7 @@ _RULES: tuple[_Rule, ...] = (
         in_links=False,
         run=6,
         pad=(2, 6),
+        digits=9,
     ),
     # Dutch BSN written 1234.56.782, German tax id written 12 345 678 901: the shape plus the
     # check digit is enough without a keyword.
@@ -1109,6 +1166,7 @@ _RULES: tuple[_Rule, ...] = (
         check=_bsn_ok,
         in_links=False,
         run=11,
+        digits=9,
     ),
     _Rule(
         "id",
@@ -1117,6 +1175,7 @@ _RULES: tuple[_Rule, ...] = (
         check=_steuer_id_ok,
         in_links=False,
         run=14,
+        digits=11,
     ),
     # Spanish DNI (8 digits and a check letter) and NIE (X/Y/Z, 7 digits, check letter).
     _Rule(
@@ -1127,6 +1186,7 @@ _RULES: tuple[_Rule, ...] = (
         in_links=False,
         run=7,
         pad=(3, 5),
+        digits=7,
     ),
     # Italian codice fiscale: 6 letters, year, month letter, day, place, check letter.
     _Rule(
@@ -1161,6 +1221,7 @@ _RULES: tuple[_Rule, ...] = (
         check=_digit_count(10, 17),
         in_links=False,
         run=10,
+        digits=4,
     ),
     _Rule(
         "phone",
@@ -1169,6 +1230,7 @@ _RULES: tuple[_Rule, ...] = (
         r"(?![\w]|[.,-][0-9])",
         in_links=False,
         run=11,
+        digits=10,
     ),
     # National numbers with a trunk 0 and separators: 06-12345678, 020 7946 0958, 030 1234567,
     # 01 23 45 67 89, 030/1234567.
@@ -1182,6 +1244,7 @@ _RULES: tuple[_Rule, ...] = (
         check=_trunk_phone_ok,
         in_links=False,
         run=11,
+        digits=4,
     ),
     _Rule(
         "phone",
@@ -1195,6 +1258,7 @@ _RULES: tuple[_Rule, ...] = (
         needs_digit=True,
         needles=("phone", "tel", "mobile", "cell", "whatsapp", "mobiel"),
         word_start=True,
+        digits=7,
     ),
     # --- address
     _Rule(
@@ -1318,7 +1382,7 @@ def _links(text: str, lowered: str) -> _Spans:
 
 _EMAIL_RANK = 2
 # Anchored on '@' so the engine jumps straight to it; the local part is walked back by hand.
-_EMAIL_DOMAIN = _later(r"@(?:[\w-]{1,63}\.)+(?P<tld>[A-Za-z]{2,24})(?![\w-])")
+_EMAIL_DOMAIN = _Lazy(r"@(?:[\w-]{1,63}\.)+(?P<tld>[A-Za-z]{2,24})(?![\w-])")
 _LOCAL_PUNCT = frozenset(".%+-_")
 
 
@@ -1343,14 +1407,14 @@ def _emails(text: str) -> Iterator[tuple[int, int]]:
 
 # Base64 that wraps a secret: decoded (in bounded spans) and scrubbed on its own, two layers
 # deep at most.
-_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}+={0,2}")
+_BASE64_RUN = _Lazy(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}+={0,2}")
 _BASE64_SPAN = 4096
 _BASE64_DEPTH = 2
 _URLSAFE = str.maketrans("-_", "+/")
 _LAYOUT = str.maketrans("", "", "\n\r\t")
 # "user:password", as HTTP Basic credentials carry them.
-_CREDENTIAL_PAIR = _later(r"[^\s:]{1,64}:(?P<v>\S{6,128})")
-_BASIC = _later(r"(?i:basic)\s{1,4}$")
+_CREDENTIAL_PAIR = _Lazy(r"[^\s:]{1,64}:(?P<v>\S{6,128})")
+_BASIC = _Lazy(r"(?i:basic)\s{1,4}$")
 
 
 def _decoded(run: str) -> str | None:
@@ -1377,9 +1441,24 @@ def _credential_pair(decoded: str, basic: bool) -> bool:
     return basic or (any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value))
 
 
+# Short texts (what `remember` and each sync-log line carry) are asked a cheap question before
+# a pattern that most of them cannot match is compiled and run; longer ones go straight to it.
+_PRETEST_SPAN = 4096
+
+
+def _may_hold_base64(text: str) -> bool:
+    """False only when no base64 run can be there: a run is sixteen characters or more, none of
+    them white space, so some piece of the text split at white space is that long."""
+    if len(text) > _PRETEST_SPAN:
+        return True
+    return max(map(len, text.split()), default=0) >= 16
+
+
 def _wrapped_secrets(text: str, depth: int) -> Iterator[tuple[int, int, str]]:
     """Base64 runs whose text holds a finding, with the kind to report (secrets first)."""
-    for m in _BASE64_RUN.finditer(text):
+    if not _BASE64_RUN.made and not _may_hold_base64(text):
+        return
+    for m in _BASE64_RUN().finditer(text):
         basic = _BASIC().search(text, max(0, m.start() - 10), m.start()) is not None
         # Short runs only after "Basic": "admin:pass" fits in twenty characters.
         if m.end() - m.start() < 24 and not basic:
@@ -1406,16 +1485,34 @@ _SEED_GAP = (
 )
 # A run's words never overlap its gaps (a gap holds no letter), so a failed run costs at most
 # a dozen words of backtracking.
-_SEED_RUN = re.compile(
+_SEED_RUN = _Lazy(
     rf"(?<![\w'’-])(?:[0-9]{{1,2}}[.):-][ \t]{{0,3}})?{_SEED_WORD}"
     rf"(?:{_SEED_GAP}{_SEED_WORD}){{11,}}+"
 )
 _SEED_MIN_TEXT = 12 * 4 - 1
-_LETTERS = _later(r"[a-z]+")
+_LETTERS = _Lazy(r"[a-z]+")
+# Every byte but a-z read as a space: splitting then gives the runs of a-z, the only letters a
+# phrase's words are made of.
+_ONLY_LETTERS = bytes(b if 97 <= b <= 122 else 32 for b in range(256))
+
+
+def _may_hold_seed_phrase(lowered: str) -> bool:
+    """False only when no phrase can be reported: a reported run has twelve words or more, each a
+    whole run of a-z letters (a gap holds none) three to eight long, and at least ten of them on
+    the list (no more than one in six off it). Anything else goes to the pattern."""
+    if len(lowered) > _PRETEST_SPAN:
+        return True
+    # Other characters become '?' (one each), which is not a letter either.
+    runs = lowered.encode("ascii", "replace").translate(_ONLY_LETTERS).decode("ascii").split()
+    words = [run for run in runs if 3 <= len(run) <= 8]
+    if len(words) < 12:
+        return False
+    listed = seed_words()
+    return sum(1 for word in words if word in listed) >= 10
 
 
 def _seed_phrases(lowered: str) -> Iterator[tuple[int, int]]:
-    for m in _SEED_RUN.finditer(lowered):
+    for m in _SEED_RUN().finditer(lowered):
         words = _LETTERS().findall(m.group(0))
         listed = seed_words()
         known = sum(1 for word in words if word in listed)
@@ -1430,12 +1527,17 @@ def _seed_phrases(lowered: str) -> Iterator[tuple[int, int]]:
 # Engine
 
 
-@dataclass(frozen=True)
 class _Hit:
-    start: int
-    end: int
-    kind: str
-    rank: int
+    """One finding. A plain class: a dataclass costs every process that imports the scrubber
+    about a millisecond to make (README, Speed), and findings are never compared."""
+
+    __slots__ = ("end", "kind", "rank", "start")
+
+    def __init__(self, start: int, end: int, kind: str, rank: int) -> None:
+        self.start = start
+        self.end = end
+        self.kind = kind
+        self.rank = rank
 
 
 def _lower(text: str) -> str:
@@ -1484,9 +1586,9 @@ def _find_in(text: str, depth: int) -> list[_Hit]:
     if "://" in text or "www." in lowered:
         for start, end in _links(text, lowered):
             shielded.take(start, end)
-    has_digit = _DIGIT.search(text) is not None
-    runs = [m.span() for m in _RUN.finditer(text)] if has_digit else []
-    tokens = [m.span() for m in _LONG_TOKEN.finditer(text)] if has_digit else []
+    digits = _ascii_digits(text)
+    runs = [m.span() for m in _RUN().finditer(text)] if digits else []
+    tokens = [m.span() for m in _LONG_TOKEN().finditer(text)] if digits else []
     hits: list[_Hit] = []
     seen: dict[int, bool] = {}
     if "@" in text:
@@ -1497,12 +1599,12 @@ def _find_in(text: str, depth: int) -> list[_Hit]:
         for start, end, kind in _wrapped_secrets(text, depth):
             if not marked.hits(start, end):
                 hits.append(_Hit(start, end, kind, 0))
-    if size >= _SEED_MIN_TEXT:
+    if size >= _SEED_MIN_TEXT and (_SEED_RUN.made or _may_hold_seed_phrase(lowered)):
         for start, end in _seed_phrases(lowered):
             if not marked.hits(start, end):
                 hits.append(_Hit(start, end, "token", 0))
     for rule in _RULES:
-        if not rule.wanted(text, lowered, has_digit, seen):
+        if not rule.wanted(text, lowered, digits, seen):
             continue
         for m in rule.matches(text, lowered, runs, tokens):
             start, end = _span(m)
