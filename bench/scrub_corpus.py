@@ -32,20 +32,18 @@ Run: .venv/bin/python bench/scrub_corpus.py [--misses] [--cost [--before REV] [-
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import re
 import resource
-import shutil
 import statistics
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+
+from earlier_trees import child_env, earlier_tree, run
 
 from tactful.core.memory.scrub import KINDS, scrub
 
@@ -95,36 +93,6 @@ def inside(text: str) -> str:
         f"scrub({text!r}); t2 = time.process_time(); "
         "print(t1 - t0, t2 - t1)"
     )
-
-
-def child_env(tree: Path | None) -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env.pop("PYTHONPATH", None)
-    if tree is not None:
-        env["PYTHONPATH"] = str(tree)
-    return env
-
-
-def earlier_tree(rev: str, into: Path) -> Path:
-    """The tree at `rev` as an importable `tactful` package under `into`."""
-    package = into / "tactful"
-    package.mkdir(parents=True)
-    git = shutil.which("git")
-    if git is None:
-        raise SystemExit("git is needed to take the earlier tree (or pass --before '')")
-    archive = subprocess.run([git, "-C", str(ROOT), "archive", rev], capture_output=True,
-                             check=True).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(package, filter="data")
-    return into
-
-
-def run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False, cwd=ROOT)
-    if done.returncode != 0:
-        raise SystemExit(f"{argv[:4]} failed ({done.returncode}): {done.stderr[-400:]}")
-    return done
 
 
 def starts(trees: dict[str, Path | None], homes: dict[str, Path], rounds: int) -> None:
