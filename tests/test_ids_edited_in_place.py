@@ -62,8 +62,7 @@ def test_an_id_written_in_place_into_a_flagged_file_refuses_the_renamed_account(
         cli, recorder, keyring_log, home) -> None:
     path = remembered(cli, home, "mallory")
     text = path.read_text(encoding="utf-8")
-    write_in_place(path, text.replace("\nhandle: mallory\n", "\nhandle: mallory\nid: '4242'\n", 1)
-                   .replace("do_not_engage: false", "do_not_engage: true"))
+    write_in_place(path, flagged_with_id(text, "4242"))
     a_sweep_later(home)
     platform.add_user("newname", "4242")
     refused_before_posting(cli("send", "recorder", "--to", "newname", "--text", "hi"))
@@ -78,8 +77,7 @@ def test_an_id_written_in_place_is_found_even_when_the_new_handle_has_a_file_of_
     assert cli("remember", "recorder", "newname", "--kind", "reply", "--they", "hi",
                "--id", "4242").code == 0
     text = path.read_text(encoding="utf-8")
-    write_in_place(path, text.replace("\nhandle: mallory\n", "\nhandle: mallory\nid: '4242'\n", 1)
-                   .replace("do_not_engage: false", "do_not_engage: true"))
+    write_in_place(path, flagged_with_id(text, "4242"))
     a_sweep_later(home)
     platform.add_user("newname", "4242")
     refused_before_posting(cli("send", "recorder", "--to", "newname", "--text", "hi"))
@@ -117,8 +115,7 @@ def test_a_map_from_before_sweeps_is_rebuilt_at_its_first_lookup(
     path = remembered(cli, home, "mallory")
     (home / ".ids" / "recorder" / identity.SWEPT).unlink()
     text = path.read_text(encoding="utf-8")
-    write_in_place(path, text.replace("\nhandle: mallory\n", "\nhandle: mallory\nid: '4242'\n", 1)
-                   .replace("do_not_engage: false", "do_not_engage: true"))
+    write_in_place(path, flagged_with_id(text, "4242"))
     platform.add_user("newname", "4242")
     refused_before_posting(cli("send", "recorder", "--to", "newname", "--text", "hi"))
 
