@@ -146,6 +146,24 @@ def importable(checkout: Path, scratch: Path) -> Path:
     return scratch
 
 
+# What a sync writes that must not depend on the code's speed: the person files, the journal
+# and the id map (the desk names its home and the minute it was made; the index and the
+# checkpoint are caches).
+COMPARED = ("people", "journal", ".ids")
+
+
+def different_files(one: Path, other: Path) -> list[str]:
+    """The files under COMPARED that are not byte for byte the same in both homes."""
+    def files(home: Path) -> dict[str, bytes]:
+        return {str(path.relative_to(home)): path.read_bytes()
+                for part in COMPARED for path in sorted((home / part).rglob("*"))
+                if path.is_file()}
+
+    mine, theirs = files(one), files(other)
+    return sorted(name for name in mine.keys() | theirs.keys()
+                  if mine.get(name) != theirs.get(name))
+
+
 def paired(log: Path, appended: str, before: Path, rounds: int, root: Path,
            this: Path | None = None) -> None:
     """Runs 1 and 3, this code (or the checkout `this`) against the checkout `before`, in
@@ -170,6 +188,10 @@ def paired(log: Path, appended: str, before: Path, rounds: int, root: Path,
             print(f"round {number + 1} {name:>6}: first {first:6.2f} s wall {first_cpu:6.2f} s CPU;"
                   f" appended {third:5.2f} s wall {third_cpu:5.2f} s CPU; load {loads[-1]:.1f}",
                   flush=True)
+    different = different_files(root / "home-before", root / "home-this")
+    print("files written: " + (f"DIFFERENT from before's: {', '.join(different[:5])}"
+                               if different else "the same bytes as before's (people, journal, "
+                                                 "id map)"))
     medians = {name: [statistics.median(row[i] for row in rows) for i in range(4)]
                for name, rows in figures.items()}
     print(f"load average {min(loads):.1f} to {max(loads):.1f}; medians of {rounds} rounds")

@@ -114,12 +114,25 @@ def sha256_hex(data: bytes) -> str:
     """The SHA-256 of a short name, by Python's own SHA-256 (named _sha256 in 3.11, _sha2
     after) where there is one: loading OpenSSL for hashlib costs a `remember` more CPU than
     all its hashing of names. The same digest as hashlib's."""
-    for name in ("_sha2", "_sha256"):
-        with contextlib.suppress(ImportError):
-            return str(__import__(name).sha256(data).hexdigest())
-    import hashlib  # an interpreter built without its own SHA-256
+    return str(_sha256_of()(data).hexdigest())
 
-    return hashlib.sha256(data).hexdigest()
+
+_SHA256: list[Any] = []
+
+
+def _sha256_of() -> Any:
+    """The SHA-256 constructor, looked up once: a failed import is not cached by Python, and
+    trying `_sha2` again for every file cost a sync-log of 10,000 people over a second."""
+    if not _SHA256:
+        for name in ("_sha2", "_sha256"):
+            with contextlib.suppress(ImportError):
+                _SHA256.append(__import__(name).sha256)
+                break
+        else:
+            import hashlib  # an interpreter built without its own SHA-256
+
+            _SHA256.append(hashlib.sha256)
+    return _SHA256[0]
 
 
 def temp_prefix(name: str) -> str:

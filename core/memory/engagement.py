@@ -95,7 +95,15 @@ class BadLine:
 _SPACE = re.compile(r"\s")
 
 
+# The shape nearly every logged URL has: http(s), a plain host, then printable ASCII. For such
+# a value `urlsplit` gives scheme http(s) and a non-empty netloc and cannot raise (no brackets,
+# nothing outside ASCII), so the answer is known without it; anything else asks `urlsplit`.
+_PLAIN_URL = re.compile(r"https?://[A-Za-z0-9.-]+(?:[/?#][!-~]*)?")
+
+
 def _url(value: str) -> bool:
+    if _PLAIN_URL.fullmatch(value) is not None:
+        return True
     parts = urlsplit(value)
     return parts.scheme in ("http", "https") and bool(parts.netloc) and \
         _SPACE.search(value) is None
@@ -108,8 +116,37 @@ def _time(value: Any, tz: tzinfo) -> datetime | None:
     return parsed.replace(microsecond=0) if parsed is not None else None
 
 
-def parse_event(record: Any, line: int, tz: tzinfo) -> Event | BadLine:
-    """Check one decoded JSON value against the log's keys (docs/log.md)."""
+class Names:
+    """Platforms and handles as one read of the log normalized them: a log names the same few
+    platforms and the same people over and over, and each spelling is normalized once per
+    read. Only names that normalize are kept (a refusal is worked out again, with its
+    message); kept for one read only, so a platform registered or removed since counts."""
+
+    __slots__ = ("handles", "platforms")
+
+    def __init__(self) -> None:
+        self.platforms: dict[str, str] = {}
+        self.handles: dict[tuple[str, str], str] = {}
+
+    def platform(self, raw: str) -> str:
+        found = self.platforms.get(raw)
+        if found is None:
+            found = self.platforms[raw] = normalize_platform(raw)
+        return found
+
+    def handle(self, raw: str, platform: str) -> str:
+        key = (raw, platform)
+        found = self.handles.get(key)
+        if found is None:
+            found = self.handles[key] = normalize_handle(raw, platform)
+        return found
+
+
+def parse_event(record: Any, line: int, tz: tzinfo, names: Names | None = None) -> Event | BadLine:
+    """Check one decoded JSON value against the log's keys (docs/log.md). `names`: the
+    normalizations of this read so far."""
+    if names is None:
+        names = Names()
     if not isinstance(record, dict):
         return BadLine(line, "not a JSON object")
     action = record.get("action")
@@ -127,7 +164,7 @@ def parse_event(record: Any, line: int, tz: tzinfo) -> Event | BadLine:
     if not isinstance(raw_platform, str):
         return BadLine(line, "platform: expected a string")
     try:
-        platform = normalize_platform(raw_platform)
+        platform = names.platform(raw_platform)
     except BadInput as exc:
         return BadLine(line, str(exc))
     handle = None
@@ -136,7 +173,7 @@ def parse_event(record: Any, line: int, tz: tzinfo) -> Event | BadLine:
         if not isinstance(raw_handle, str):
             return BadLine(line, "handle: expected a string")
         try:
-            handle = normalize_handle(raw_handle, platform)
+            handle = names.handle(raw_handle, platform)
         except BadInput as exc:
             return BadLine(line, str(exc))
     texts: dict[str, str | None] = {}
@@ -174,7 +211,8 @@ def parse_event(record: Any, line: int, tz: tzinfo) -> Event | BadLine:
     )
 
 
-def parse_line(raw: bytes, line: int, tz: tzinfo) -> Event | BadLine | None:
+def parse_line(raw: bytes, line: int, tz: tzinfo,
+               names: Names | None = None) -> Event | BadLine | None:
     """One line of bytes (without its newline); None for a blank line."""
     if not raw.strip():
         return None
@@ -188,7 +226,7 @@ def parse_line(raw: bytes, line: int, tz: tzinfo) -> Event | BadLine | None:
         # The decoder's own words name a position, never the content.
         where = f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
         return BadLine(line, f"not JSON{where}")
-    return parse_event(record, line, tz)
+    return parse_event(record, line, tz, names)
 
 
 class LogReader:
@@ -206,6 +244,7 @@ class LogReader:
         self.lines = lines
         self.digest = digest
         self.progress = progress
+        self.names = Names()
 
     def __iter__(self) -> Iterator[Event | BadLine]:
         with open_regular(self.path) as log:  # a FIFO or device: NotRegularFile, never a hang
@@ -220,7 +259,7 @@ class LogReader:
                 for raw in data[:cut].split(b"\n")[:-1]:
                     self.lines += 1
                     self.offset += len(raw) + 1
-                    item = parse_line(raw, self.lines, self.tz)
+                    item = parse_line(raw, self.lines, self.tz, self.names)
                     if item is not None:
                         yield item
                 if self.progress is not None:
