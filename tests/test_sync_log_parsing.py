@@ -58,3 +58,17 @@ def test_handles_and_platforms_remembered_across_lines_give_the_same_events(
     assert read == alone
     assert sum(isinstance(item, engagement.BadLine) for item in read) >= 6  # refusals stay
     assert [item.handle for item in read[:3]] == ["ada"] * 3  # type: ignore[union-attr]
+
+
+def test_a_url_urlsplit_cannot_read_is_one_bad_line_and_the_next_line_is_read(
+        tmp_path: Path) -> None:
+    base = {"time": "2026-10-01T09:00:00-04:00", "platform": "x", "handle": "ada",
+            "action": "reply", "text": "hi"}
+    log = tmp_path / "engagement.jsonl"
+    log.write_text(json.dumps({**base, "url": "https://[unclosed/1"}) + "\n"
+                   + json.dumps({**base, "url": "https://x.com/2"}) + "\n", encoding="utf-8")
+
+    bad, good = list(LogReader(log, TZ))
+
+    assert isinstance(bad, engagement.BadLine) and bad.line == 1 and "url" in bad.problem
+    assert isinstance(good, engagement.Event) and good.url == "https://x.com/2"

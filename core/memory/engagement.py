@@ -104,7 +104,10 @@ _PLAIN_URL = re.compile(r"https?://[A-Za-z0-9.-]+(?:[/?#][!-~]*)?")
 def _url(value: str) -> bool:
     if _PLAIN_URL.fullmatch(value) is not None:
         return True
-    parts = urlsplit(value)
+    try:
+        parts = urlsplit(value)
+    except ValueError:  # an unclosed IPv6 bracket, say: a bad line, not a failed sync
+        return False
     return parts.scheme in ("http", "https") and bool(parts.netloc) and \
         _SPACE.search(value) is None
 
