@@ -1,12 +1,14 @@
 """Another build of tactful beside this one, for the benches that time both in the same
 rounds: the tree at an earlier commit as an importable package, the environment a child
-process runs either in, and a command run that stops the bench when it fails."""
+process runs either in, a command run that stops the bench when it fails, and the table of
+process starts both benches print."""
 
 from __future__ import annotations
 
 import io
 import os
 import shutil
+import statistics
 import subprocess
 import tarfile
 from pathlib import Path
@@ -44,3 +46,26 @@ def run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str
     if done.returncode != 0:
         raise SystemExit(f"{argv[:4]} failed ({done.returncode}): {done.stderr[-400:]}")
     return done
+
+
+def print_starts(walls: dict[str, list[float]], cpus: dict[str, list[float]],
+                 importtimes: dict[str, list[int]], rounds: int,
+                 width: int) -> tuple[float, float]:
+    """Each command's median wall and CPU time beside `python3 -c pass`'s (which `walls` and
+    `cpus` must hold), then each tree's `-X importtime` figure of the module measured; returns
+    the bare start's median wall and CPU time."""
+    bare = statistics.median(walls["python3 -c pass"])
+    bare_cpu = statistics.median(cpus["python3 -c pass"])
+    print(f"\nStarts, median of {rounds} paired rounds: wall time, and the CPU time of the process"
+          " (what it costs the machine, whatever the queue for a core)")
+    print(f"{'command':{width}} {'wall ms':>8} {'x pass':>7} {'CPU ms':>7} {'x pass':>7}")
+    for name, times in walls.items():
+        if times:
+            wall, cpu = statistics.median(times), statistics.median(cpus[name])
+            print(f"{name:{width}} {wall * 1e3:>8.1f} {wall / bare:>7.2f} {cpu * 1e3:>7.1f} "
+                  f"{cpu / bare_cpu:>7.2f}")
+    print(f"\n{'python3 -X importtime, cumulative':{width}} {'median ms':>8}")
+    for name, values in importtimes.items():
+        if values:
+            print(f"{name:{width}} {statistics.median(values) / 1e3:>8.1f}")
+    return bare, bare_cpu

@@ -48,7 +48,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from earlier_trees import child_env, earlier_tree, run
+from earlier_trees import child_env, earlier_tree, print_starts, run
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
@@ -191,20 +191,7 @@ def starts(trees: dict[str, Path | None], homes: dict[str, Path], rounds: int) -
                 walls[name].append(wall)
                 cpus[name].append(after.ru_utime + after.ru_stime
                                   - before.ru_utime - before.ru_stime)
-    bare = statistics.median(walls["python3 -c pass"])
-    bare_cpu = statistics.median(cpus["python3 -c pass"])
-    print(f"\nStarts, median of {rounds} paired rounds: wall time, and the CPU time of the process"
-          " (what it costs the machine, whatever the queue for a core)")
-    print(f"{'command':50} {'wall ms':>8} {'x pass':>7} {'CPU ms':>7} {'x pass':>7}")
-    for name, times in walls.items():
-        if times:
-            wall, cpu = statistics.median(times), statistics.median(cpus[name])
-            print(f"{name:50} {wall * 1e3:>8.1f} {wall / bare:>7.2f} {cpu * 1e3:>7.1f} "
-                  f"{cpu / bare_cpu:>7.2f}")
-    print(f"\n{'python3 -X importtime, cumulative':50} {'median ms':>8}")
-    for name, values in guard_us.items():
-        if values:
-            print(f"{name:50} {statistics.median(values) / 1e3:>8.1f}")
+    bare, bare_cpu = print_starts(walls, cpus, guard_us, rounds, 50)
     names = list(trees)
     if len(names) == 2:
         later, earlier = names

@@ -43,7 +43,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from earlier_trees import child_env, earlier_tree, run
+from earlier_trees import child_env, earlier_tree, print_starts, run
 
 from tactful.core.memory.scrub import KINDS, scrub
 
@@ -143,20 +143,7 @@ def starts(trees: dict[str, Path | None], homes: dict[str, Path], rounds: int) -
                 walls[name].append(wall)
                 cpus[name].append(after.ru_utime + after.ru_stime
                                   - before.ru_utime - before.ru_stime)
-    bare = statistics.median(walls["python3 -c pass"])
-    bare_cpu = statistics.median(cpus["python3 -c pass"])
-    print(f"\nStarts, median of {rounds} paired rounds: wall time, and the CPU time of the process"
-          " (what it costs the machine, whatever the queue for a core)")
-    print(f"{'command':48} {'wall ms':>8} {'x pass':>7} {'CPU ms':>7} {'x pass':>7}")
-    for name, times in walls.items():
-        if times:
-            wall, cpu = statistics.median(times), statistics.median(cpus[name])
-            print(f"{name:48} {wall * 1e3:>8.1f} {wall / bare:>7.2f} {cpu * 1e3:>7.1f} "
-                  f"{cpu / bare_cpu:>7.2f}")
-    print(f"\n{'python3 -X importtime, cumulative':48} {'median ms':>8}")
-    for name, values in own_us.items():
-        if values:
-            print(f"{name:48} {statistics.median(values) / 1e3:>8.1f}")
+    bare, bare_cpu = print_starts(walls, cpus, own_us, rounds, 48)
     print(f"\n{'inside the process, CPU, median ms':48} {'import':>8} {'scrub':>7} {'both':>7}")
     for name, values in insides.items():
         if values:
