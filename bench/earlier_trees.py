@@ -1,16 +1,18 @@
 """Another build of tactful beside this one, for the benches that time both in the same
 rounds: the tree at an earlier commit as an importable package, the environment a child
-process runs either in, a command run that stops the bench when it fails, and the table of
-process starts both benches print."""
+process runs either in, a command run that stops the bench when it fails, commands timed in
+paired rounds, and the table of process starts both benches print."""
 
 from __future__ import annotations
 
 import io
 import os
+import resource
 import shutil
 import statistics
 import subprocess
 import tarfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,6 +48,48 @@ def run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str
     if done.returncode != 0:
         raise SystemExit(f"{argv[:4]} failed ({done.returncode}): {done.stderr[-400:]}")
     return done
+
+
+# A command of the paired rounds: argv ("{n}" becomes the round's number), environment, and
+# what to keep: "" wall and CPU time, "importtime" the module's `-X importtime` figure, any
+# other kind the command's output.
+Command = tuple[list[str], dict[str, str], str]
+
+
+def paired_rounds(commands: dict[str, Command], rounds: int, module: str) -> tuple[
+        dict[str, list[float]], dict[str, list[float]], dict[str, list[int]],
+        dict[str, list[str]]]:
+    """Every command once a round, in turns (the order reversed every other round), after a
+    first round that writes bytecode and is not counted: (wall times, CPU times of the child,
+    cumulative `-X importtime` microseconds of `module`, outputs), each by command."""
+    walls: dict[str, list[float]] = {name: [] for name in commands}
+    cpus: dict[str, list[float]] = {name: [] for name in commands}
+    importtimes: dict[str, list[int]] = {name: [] for name in commands}
+    outputs: dict[str, list[str]] = {name: [] for name in commands}
+    for n in range(rounds + 1):
+        order = list(commands.items())
+        if n % 2:
+            order.reverse()
+        for name, (argv, env, kind) in order:
+            argv = [arg.replace("{n}", str(n)) for arg in argv]
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            started = time.perf_counter()
+            done = run(argv, env)
+            wall = time.perf_counter() - started
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if n == 0:
+                continue
+            if kind == "importtime":
+                line = next(row for row in done.stderr.splitlines()
+                            if row.rstrip().endswith(f"| {module}"))
+                importtimes[name].append(int(line.split("|")[1]))
+            elif kind:
+                outputs[name].append(done.stdout)
+            else:
+                walls[name].append(wall)
+                cpus[name].append(after.ru_utime + after.ru_stime
+                                  - before.ru_utime - before.ru_stime)
+    return walls, cpus, importtimes, outputs
 
 
 def print_starts(walls: dict[str, list[float]], cpus: dict[str, list[float]],

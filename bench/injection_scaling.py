@@ -40,7 +40,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import statistics
 import sys
 import tempfile
@@ -48,7 +47,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from earlier_trees import child_env, earlier_tree, print_starts, run
+from earlier_trees import Command, child_env, earlier_tree, paired_rounds, print_starts, run
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
@@ -153,7 +152,7 @@ TACTFUL = "import sys; from tactful.core.cli.main import entry; entry()"
 
 def starts(trees: dict[str, Path | None], homes: dict[str, Path], rounds: int) -> None:
     py = sys.executable
-    commands: dict[str, tuple[list[str], dict[str, str], str]] = {
+    commands: dict[str, Command] = {
         "python3 -c pass": ([py, "-c", "pass"], child_env(None), ""),
     }
     for name, tree in trees.items():
@@ -167,30 +166,8 @@ def starts(trees: dict[str, Path | None], homes: dict[str, Path], rounds: int) -
              "--kind", "reply", "--they", MESSAGE], env, "")
         commands[f"-X importtime: the guard, {name}"] = (
             [py, "-X", "importtime", "-c", IMPORT_GUARD], env, "importtime")
-    walls: dict[str, list[float]] = {name: [] for name in commands}
-    cpus: dict[str, list[float]] = {name: [] for name in commands}
-    guard_us: dict[str, list[int]] = {name: [] for name in commands}
-    for n in range(rounds + 1):  # the first round writes bytecode and is not counted
-        order = list(commands.items())
-        if n % 2:
-            order.reverse()
-        for name, (argv, env, kind) in order:
-            argv = [arg.replace("{n}", str(n)) for arg in argv]
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            started = time.perf_counter()
-            done = run(argv, env)
-            wall = time.perf_counter() - started
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            if n == 0:
-                continue
-            if kind == "importtime":
-                line = next(row for row in done.stderr.splitlines()
-                            if row.rstrip().endswith("| tactful.core.memory.injection"))
-                guard_us[name].append(int(line.split("|")[1]))
-            else:
-                walls[name].append(wall)
-                cpus[name].append(after.ru_utime + after.ru_stime
-                                  - before.ru_utime - before.ru_stime)
+    walls, cpus, guard_us, _ = paired_rounds(commands, rounds,
+                                             "tactful.core.memory.injection")
     bare, bare_cpu = print_starts(walls, cpus, guard_us, rounds, 50)
     names = list(trees)
     if len(names) == 2:

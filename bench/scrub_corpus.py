@@ -35,7 +35,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import statistics
 import sys
 import tempfile
@@ -43,7 +42,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from earlier_trees import child_env, earlier_tree, print_starts, run
+from earlier_trees import Command, child_env, earlier_tree, paired_rounds, print_starts, run
 
 from tactful.core.memory.scrub import KINDS, scrub
 
@@ -97,7 +96,7 @@ def inside(text: str) -> str:
 
 def starts(trees: dict[str, Path | None], homes: dict[str, Path], rounds: int) -> None:
     py = sys.executable
-    commands: dict[str, tuple[list[str], dict[str, str], str]] = {
+    commands: dict[str, Command] = {
         "python3 -c pass": ([py, "-c", "pass"], child_env(None), ""),
     }
     for name, tree in trees.items():
@@ -115,34 +114,9 @@ def starts(trees: dict[str, Path | None], homes: dict[str, Path], rounds: int) -
         commands[f"inside: a message, {name}"] = ([py, "-c", inside(MESSAGE)], env, "inside")
         commands[f"inside: one with numbers, {name}"] = ([py, "-c", inside(NUMBERS)], env,
                                                          "inside")
-    walls: dict[str, list[float]] = {name: [] for name in commands}
-    cpus: dict[str, list[float]] = {name: [] for name in commands}
-    own_us: dict[str, list[int]] = {name: [] for name in commands}
-    insides: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
-    for n in range(rounds + 1):  # the first round writes bytecode and is not counted
-        order = list(commands.items())
-        if n % 2:
-            order.reverse()
-        for name, (argv, env, kind) in order:
-            argv = [arg.replace("{n}", str(n)) for arg in argv]
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            started = time.perf_counter()
-            done = run(argv, env)
-            wall = time.perf_counter() - started
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            if n == 0:
-                continue
-            if kind == "inside":
-                a, b = done.stdout.split()
-                insides[name].append((float(a), float(b)))
-            elif kind == "importtime":
-                line = next(row for row in done.stderr.splitlines()
-                            if row.rstrip().endswith("| tactful.core.memory.scrub"))
-                own_us[name].append(int(line.split("|")[1]))
-            else:
-                walls[name].append(wall)
-                cpus[name].append(after.ru_utime + after.ru_stime
-                                  - before.ru_utime - before.ru_stime)
+    walls, cpus, own_us, outputs = paired_rounds(commands, rounds, "tactful.core.memory.scrub")
+    insides = {name: [(float(a), float(b)) for a, b in (out.split() for out in texts)]
+               for name, texts in outputs.items()}
     bare, bare_cpu = print_starts(walls, cpus, own_us, rounds, 48)
     print(f"\n{'inside the process, CPU, median ms':48} {'import':>8} {'scrub':>7} {'both':>7}")
     for name, values in insides.items():
