@@ -113,3 +113,23 @@ def print_starts(walls: dict[str, list[float]], cpus: dict[str, list[float]],
         if values:
             print(f"{name:{width}} {statistics.median(values) / 1e3:>8.1f}")
     return bare, bare_cpu
+
+
+def print_ratios(walls: dict[str, list[float]], cpus: dict[str, list[float]],
+                 importtimes: dict[str, list[int]], trees: tuple[str, str], whats: list[str],
+                 module: str, bare: tuple[float, float], width: int) -> None:
+    """Each command of the later tree over the earlier one's, with what each costs beyond a
+    bare start; then the two trees' `-X importtime` of `module` (named "-X importtime:
+    MODULE, TREE" in `importtimes`)."""
+    earlier = trees[1]
+    bare_wall, bare_cpu = bare
+    print(f"\nthis tree / {earlier}, and each minus python3 -c pass:")
+    for what in whats:
+        a, b = (statistics.median(walls[f"{what}, {tree}"]) for tree in trees)
+        ca, cb = (statistics.median(cpus[f"{what}, {tree}"]) for tree in trees)
+        print(f"  {what:{width}} wall {a / b:.2f} ({(a - bare_wall) * 1e3:.1f} vs "
+              f"{(b - bare_wall) * 1e3:.1f} ms); CPU {ca / cb:.2f} "
+              f"({(ca - bare_cpu) * 1e3:.1f} vs {(cb - bare_cpu) * 1e3:.1f} ms)")
+    a, b = (statistics.median(importtimes[f"-X importtime: {module}, {tree}"]) for tree in trees)
+    print(f"  {'-X importtime of ' + module:{width}} {a / b:.2f} "
+          f"({a / 1e3:.1f} vs {b / 1e3:.1f} ms)")

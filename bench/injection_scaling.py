@@ -40,14 +40,21 @@ import argparse
 import json
 import os
 import re
-import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from earlier_trees import Command, child_env, earlier_tree, paired_rounds, print_starts, run
+from earlier_trees import (
+    Command,
+    child_env,
+    earlier_tree,
+    paired_rounds,
+    print_ratios,
+    print_starts,
+    run,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
@@ -172,18 +179,10 @@ def starts(trees: dict[str, Path | None], homes: dict[str, Path], rounds: int) -
     names = list(trees)
     if len(names) == 2:
         later, earlier = names
-        print(f"\nthis tree / {earlier}, and each minus python3 -c pass:")
-        for what in ("import the guard", "import + screen one message",
-                     "import + screen one naming a model", "tactful remember"):
-            a, b = (statistics.median(walls[f"{what}, {tree}"]) for tree in (later, earlier))
-            ca, cb = (statistics.median(cpus[f"{what}, {tree}"]) for tree in (later, earlier))
-            print(f"  {what:36} wall {a / b:.2f} ({(a - bare) * 1e3:.1f} vs "
-                  f"{(b - bare) * 1e3:.1f} ms); CPU {ca / cb:.2f} "
-                  f"({(ca - bare_cpu) * 1e3:.1f} vs {(cb - bare_cpu) * 1e3:.1f} ms)")
-        a = statistics.median(guard_us[f"-X importtime: the guard, {later}"])
-        b = statistics.median(guard_us[f"-X importtime: the guard, {earlier}"])
-        print(f"  {'-X importtime of the guard':36} {a / b:.2f} "
-              f"({a / 1e3:.1f} vs {b / 1e3:.1f} ms)")
+        print_ratios(walls, cpus, guard_us, (later, earlier),
+                     ["import the guard", "import + screen one message",
+                      "import + screen one naming a model", "tactful remember"],
+                     "the guard", (bare, bare_cpu), 36)
 
 
 def screening(trees: dict[str, Path | None], repeat: int, sizes: tuple[int, ...]) -> None:

@@ -42,7 +42,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from earlier_trees import Command, child_env, earlier_tree, paired_rounds, print_starts, run
+from earlier_trees import (
+    Command,
+    child_env,
+    earlier_tree,
+    paired_rounds,
+    print_ratios,
+    print_starts,
+    run,
+)
 
 from tactful.core.memory.scrub import KINDS, scrub
 
@@ -132,18 +140,10 @@ def starts(trees: dict[str, Path | None], homes: dict[str, Path], rounds: int) -
             a, b = (statistics.median(v[0] + v[1] for v in insides[f"inside: {what}, {tree}"])
                     for tree in (later, earlier))
             print(f"  inside, import + first scrub of {what}: this tree / {earlier} {a / b:.2f}")
-        print(f"\nthis tree / {earlier}, and each minus python3 -c pass:")
-        for what in ("import the scrubber", "import + scrub a message",
-                     "import + scrub one with numbers", "tactful remember"):
-            a, b = (statistics.median(walls[f"{what}, {tree}"]) for tree in (later, earlier))
-            ca, cb = (statistics.median(cpus[f"{what}, {tree}"]) for tree in (later, earlier))
-            print(f"  {what:34} wall {a / b:.2f} ({(a - bare) * 1e3:.1f} vs "
-                  f"{(b - bare) * 1e3:.1f} ms); CPU {ca / cb:.2f} "
-                  f"({(ca - bare_cpu) * 1e3:.1f} vs {(cb - bare_cpu) * 1e3:.1f} ms)")
-        a = statistics.median(own_us[f"-X importtime: the scrubber, {later}"])
-        b = statistics.median(own_us[f"-X importtime: the scrubber, {earlier}"])
-        print(f"  {'-X importtime of the scrubber':34} {a / b:.2f} "
-              f"({a / 1e3:.1f} vs {b / 1e3:.1f} ms)")
+        print_ratios(walls, cpus, own_us, (later, earlier),
+                     ["import the scrubber", "import + scrub a message",
+                      "import + scrub one with numbers", "tactful remember"],
+                     "the scrubber", (bare, bare_cpu), 34)
 
 
 def all_texts() -> list[str]:
