@@ -151,9 +151,9 @@ def make_temp(folder: Path | str, prefix: str) -> tuple[int, str]:
     """A new file of mode 0600 named `prefix` + random letters in `folder`: (fd, absolute
     path), as tempfile.mkstemp makes one, without importing tempfile (with shutil and random,
     a fifth of a bare `remember`'s imports)."""
-    base = Path(folder).absolute()
+    base = f"{Path(folder).absolute()}{os.sep}{prefix}"
     for _ in range(_TEMP_TRIES):
-        path = str(base / (prefix + os.urandom(6).hex()))
+        path = base + os.urandom(6).hex()
         try:
             return os.open(path, _TEMP_FLAGS, 0o600), path
         except FileExistsError:
@@ -197,12 +197,17 @@ class Staged:
     def _write(self, folder: Path) -> str:
         fd, temp = make_temp(folder, temp_prefix(self.path.name))
         try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(self.payload)
-                handle.flush()
+            try:
+                # Straight to the descriptor: a buffered file object around it costs more than
+                # the write (a sync-log writes thousands of files).
+                view = memoryview(self.payload)
+                while view:
+                    view = view[os.write(fd, view):]
                 if self.durable:
-                    os.fsync(handle.fileno())
-                self.written = os.fstat(handle.fileno())
+                    os.fsync(fd)
+                self.written = os.fstat(fd)
+            finally:
+                os.close(fd)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temp)

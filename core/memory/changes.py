@@ -32,7 +32,7 @@ RESET_AFTER = 256 * 1024
 
 
 def path_of(home: Home) -> Path:
-    return home.root / ".locks" / FILE
+    return home.lock(FILE)
 
 
 def note_written(home: Home, platform: str, handle: str) -> None:

@@ -75,10 +75,14 @@ class Home:
         from tactful.core.memory.atomic import sha256_hex  # only writers lock a person
 
         digest = sha256_hex(f"{platform}/{handle}".encode())[:32]
-        return self.root / ".locks" / "people" / platform / f"{digest}.lock"
+        return self._folder(".locks/people", platform) / f"{digest}.lock"
 
     def ids(self, platform: str) -> Path:
         return self._folder(".ids", platform)
+
+    def lock(self, name: str) -> Path:
+        """`<home>/.locks/<name>`, made once (writers take a few locks for every file)."""
+        return self._folder(".locks", name)
 
     @property
     def engagement_log(self) -> Path:

@@ -70,7 +70,7 @@ def held(home: Home, platform: str) -> Iterator[None]:
     from tactful.core.memory.atomic import locked
 
     try:
-        guard = locked(home.root / ".locks" / "ids" / f"{platform}.lock", what="the id map")
+        guard = locked(home.lock(f"ids/{platform}.lock"), what="the id map")
         guard.__enter__()
     except OSError:
         yield
@@ -153,18 +153,17 @@ def touch_stamp(home: Home, platform: str) -> None:
     later than the folder's mtime: mtimes are coarse, and a stamp in the same tick as tactful's
     own write would read as a change behind its back (and every next write or check would
     rebuild the whole map)."""
-    stamp = home.ids(platform) / STAMP
+    stamp = os.path.join(home.ids(platform), STAMP)
     try:
-        stamp.touch()
+        os.utime(stamp)  # to now (one call: a sync-log stamps once per file it writes)
     except FileNotFoundError:
-        stamp.parent.mkdir(parents=True, exist_ok=True)
-        stamp.touch()
-    os.utime(stamp)
+        Path(stamp).parent.mkdir(parents=True, exist_ok=True)
+        Path(stamp).touch()
     try:
         folder = _changed_at(os.stat(home.people(platform)))
     except FileNotFoundError:
         return
-    if stamp.stat().st_mtime_ns <= folder:
+    if os.stat(stamp).st_mtime_ns <= folder:
         os.utime(stamp, ns=(folder + 1, folder + 1))
 
 

@@ -56,6 +56,7 @@ class People:
     # Inside `batch`: files are replaced atomically but made durable together at its end.
     _batched: list[Path] | None = field(default=None, init=False, repr=False)
     _prepared: set[Path] = field(default_factory=set, init=False, repr=False)
+    _stages: dict[str, Path] = field(default_factory=dict, init=False, repr=False)
     # Inside `batch`: the last write of each person, for what the batch's caller derives.
     _written: dict[tuple[str, str], Written] = field(default_factory=dict, init=False,
                                                      repr=False)
@@ -120,13 +121,15 @@ class People:
         from tactful.core.memory.recording import new_person, refresh
 
         people = self.home.people(platform)
+        stage = self._stages.get(platform)
+        if stage is None:
+            stage = self._stages[platform] = staging(self.home, platform)
         if people not in self._prepared:
             self.home.prepare_folder(people)
+            self.home.prepare_folder(stage)
             if self._batched is not None:
                 self._prepared.add(people)  # a batch does not ask again for every file
         path = self.home.person_path(platform, handle)
-        stage = staging(self.home, platform)
-        self.home.prepare_folder(stage)
         try:
             with locked(self.home.person_lock(platform, handle), what=f"{platform}/@{handle}"):
                 person = self.load(platform, handle) or new_person(platform, handle,
@@ -139,7 +142,11 @@ class People:
                 # platform share that lock only for the rename and the map's markers.
                 # Durable before the rename, in a batch too: a crash must never leave a name
                 # pointing at a file whose data never reached the disk (an empty file).
-                staged = Staged(path, text, stage=stage)
+                try:
+                    staged = Staged(path, text, stage=stage)
+                except FileNotFoundError:  # the staging folder went since it was made
+                    self.home.prepare_folder(stage)
+                    staged = Staged(path, text, stage=stage)
                 try:
                     with identity.held(self.home, platform):
                         # A change behind tactful's back (a hand edit) must not be stamped

@@ -62,6 +62,9 @@ if TYPE_CHECKING:
 # recording.INJECTION_FLAG, spelled here: importing recording compiles the privacy gate, which a
 # rerun over an unchanged log never needs.
 INJECTION_FLAG = "prompt-injection"
+# recording.MY_SIDE_LIMIT and THEIR_SIDE_LIMIT, for the same reason (a test holds them equal).
+MY_SIDE_LIMIT = 4096
+THEIR_SIDE_LIMIT = 300
 STATE = ".sync-state.json"
 STILL_NS = 1_000_000_000  # a log unwritten this long before it was read may skip the next read
 STATE_VERSION = 1
@@ -109,60 +112,60 @@ class Report:
 
 class _Pending:
     """One event waiting for its person. The privacy gate runs at most once, and only when
-    the event needs its text: an event whose URL is already on file is never gated."""
+    the event needs its text: an event whose URL is already on file is never gated. What the
+    gate makes of the event (`me`, `they`, `redacted`, `withheld`) is worked out on the first
+    read of any of them; later reads are plain attribute reads (matching reads them for every
+    event, often several times)."""
 
-    __slots__ = ("_me", "_reason", "_redacted", "_their_redacted", "_they", "event", "gated",
-                 "screens", "thread")
+    __slots__ = ("_their_redacted", "event", "me", "redacted", "screens", "they", "thread",
+                 "withheld")
+
+    # The gate's fields are unset slots until first read: then `__getattr__` gates the event.
+    me: str | None
+    they: str | None
+    redacted: tuple[str, ...]
+    withheld: str | None
 
     def __init__(self, event: Event, screens: _Screens) -> None:
         self.event = event
         self.screens = screens
         self.thread = one_line(event.thread) or None if event.thread else None
-        self.gated = False
-        self._me: str | None = None
-        self._they: str | None = None
-        self._redacted: tuple[str, ...] = ()
-        self._their_redacted: tuple[str, ...] = ()
-        self._reason: str | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in _GATED:
+            raise AttributeError(name)
+        self._gate()
+        return object.__getattribute__(self, name)
 
     def _gate(self) -> None:
-        """What `remember` makes of my text and their side (a gate each), from the screening
-        of each text (docs/log.md: every text passes the same gate as `remember`)."""
-        if self.gated:
-            return
-        from tactful.core.memory.recording import MY_SIDE_LIMIT, THEIR_SIDE_LIMIT, Gate
-
+        """What `remember` makes of my text and their side (`recording.Gate`, one for each),
+        from the screening of each text (docs/log.md: every text passes the same gate as
+        `remember`): a withheld text stores neither side; the first reason stands."""
         ev, screens = self.event, self.screens
-        gate, their_gate = Gate(), Gate()
-        me = gate.take(screens.get(ev.text), MY_SIDE_LIMIT) if ev.text else None
-        they = their_gate.take(screens.get(ev.they), THEIR_SIDE_LIMIT) if ev.they else None
-        reason = ev.withheld or gate.withheld or their_gate.withheld
+        reason = ev.withheld
+        me = they = None
+        kinds: set[str] = set(ev.redacted)
+        theirs: tuple[str, ...] = ()
+        if ev.text:
+            screened = screens.get(ev.text)
+            if screened.withheld is not None:
+                reason = reason or screened.withheld
+            else:
+                me = cut(screened.text or "", MY_SIDE_LIMIT)
+                kinds.update(screened.redacted)
+        if ev.they:
+            screened = screens.get(ev.they)
+            if screened.withheld is not None:
+                reason = reason or screened.withheld
+            else:
+                they = cut(screened.text or "", THEIR_SIDE_LIMIT)
+                kinds.update(screened.redacted)
+                theirs = tuple(sorted(set(screened.redacted)))
         if reason is not None:
             me = they = None
-        self._me, self._they, self._reason = me or None, they or None, reason
-        self._redacted = tuple(sorted(set(ev.redacted) | gate.redacted | their_gate.redacted))
-        self._their_redacted = tuple(sorted(their_gate.redacted))
-        self.gated = True
-
-    @property
-    def me(self) -> str | None:
-        self._gate()
-        return self._me
-
-    @property
-    def they(self) -> str | None:
-        self._gate()
-        return self._they
-
-    @property
-    def redacted(self) -> tuple[str, ...]:
-        self._gate()
-        return self._redacted
-
-    @property
-    def withheld(self) -> str | None:
-        self._gate()
-        return self._reason
+        self.me, self.they, self.withheld = me or None, they or None, reason
+        self.redacted = tuple(sorted(kinds))
+        self._their_redacted = theirs
 
     def entry(self) -> Entry:
         ev = self.event
@@ -185,6 +188,9 @@ class _Pending:
         return Entry(at=ev.at, kind=inbound_kind(ev), direction="inbound", they=self.they,
                      link=self.their_link, thread=self.thread,
                      redacted=list(self._their_redacted))
+
+
+_GATED = frozenset({"me", "they", "redacted", "withheld", "_their_redacted"})
 
 
 # The privacy gate is most of a first sync's work (a few hundred microseconds per text). Each
@@ -572,13 +578,14 @@ class _Stones:
 
     def __init__(self, home: Home) -> None:
         self.home = home
+        self.path = home.root / tombstones.FILE  # stat-ed for every person carried
         self.signature: tuple[int, int, int] | None = None
         self.stones: dict[str, datetime] = {}
         self.current()
 
     def current(self) -> dict[str, datetime]:
         try:
-            st = (self.home.root / tombstones.FILE).stat()
+            st = self.path.stat()
             signature: tuple[int, int, int] | None = (st.st_ino, st.st_size, st.st_mtime_ns)
         except FileNotFoundError:
             signature = None
