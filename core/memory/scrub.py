@@ -1569,7 +1569,12 @@ def _may_hold_seed_phrase(lowered: str) -> bool:
     runs = lowered.encode("ascii", "replace").translate(_ONLY_LETTERS).decode("ascii").split()
     if len(runs) < 12:
         return False
-    return len(seed_words().intersection(runs)) >= _SEED_LEAST_LISTED
+    # Each word three to eight letters long: counted first, so a text of a few words never
+    # loads the list (a process that scrubs one message pays nothing for it).
+    words = [run for run in runs if 3 <= len(run) <= 8]
+    if len(words) < 12:
+        return False
+    return len(seed_words().intersection(words)) >= _SEED_LEAST_LISTED
 
 
 def _seed_phrases(lowered: str) -> Iterator[tuple[int, int]]:
