@@ -18,8 +18,15 @@ the one before the scrubber stopped compiling at import), side by side in one ru
    whole `tactful remember x new_N --kind reply --they "..."`, a new person each time, in a home
    of its own per tree; and the scrubber's own import time as `python3 -X importtime` reports
    it (cumulative: with checksums and the word list).
-2. Per text, CPU time in a fresh process per tree (three, in turns, the best kept): every
-   corpus line above once, cold (the first texts pay for compiling what they reach), then warm.
+2. Per text, CPU time in fresh processes, one per tree and round, in turns (the order reversed
+   every other round; medians of the rounds and their ratio): every corpus line above once, cold
+   (the first texts pay for compiling what they reach), then warm (best of three passes in the
+   process); and the same on persona traffic, the distinct texts `tactful sync-log` screens in
+   its bench (bench/sync_log.py's generator, fields "text" and "they", collapsed to one line as
+   `recording.screen` does before it scrubs).
+
+With --persona, only the per-text figures (part 2), e.g. beside the commit before a change:
+`--persona --before HEAD~1`.
 
 The earlier tree is taken with `git archive` into a temporary folder and put first on
 PYTHONPATH, this tree linked from another (so both are imported alike); every process runs
@@ -27,6 +34,7 @@ with bytecode written and read, as on any install (a shell with PYTHONDONTWRITEB
 otherwise time compiling).
 
 Run: .venv/bin/python bench/scrub_corpus.py [--misses] [--cost [--before REV] [--rounds 11]]
+     .venv/bin/python bench/scrub_corpus.py --persona [--before REV] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from earlier_trees import (
@@ -153,59 +162,85 @@ def all_texts() -> list[str]:
     return texts + lines(CORPUS / "benign_lookalikes.txt") + lines(CORPUS / "prose.txt")
 
 
+PERSONA_TEXTS = 20_000
+
+
+def persona_texts() -> list[str]:
+    """The distinct texts a `tactful sync-log` of the bench's log screens, as it scrubs them."""
+    from sync_log import Generator
+
+    from tactful.core.memory.text import one_line
+
+    events = Generator(10_000).events(4 * PERSONA_TEXTS, datetime(2026, 1, 1),
+                                      timedelta(days=300))
+    texts = dict.fromkeys(
+        one_line(value) for event in events for field in ("text", "they")
+        if isinstance(value := event.get(field), str)
+    )
+    return list(texts)[:PERSONA_TEXTS]
+
+
 def worker(path: Path) -> None:
-    """Runs in a fresh process of one tree and prints its figures as JSON: the corpus once cold
-    (what a new process pays, compiling included), then warm, best of three."""
-    texts: list[str] = json.loads(path.read_text(encoding="utf-8"))
-    started = time.process_time()
-    cold = [scrub(text).text for text in texts]
-    first = time.process_time() - started
-    warm = []
-    for _ in range(3):
+    """Runs in a fresh process of one tree and prints its figures as JSON, per set of texts:
+    the set once cold (what a new process pays, compiling included), then warm, best of three;
+    and what each text became, with its kinds."""
+    sets: dict[str, list[str]] = json.loads(path.read_text(encoding="utf-8"))
+    out: dict[str, dict[str, object]] = {}
+    for name, texts in sets.items():
         started = time.process_time()
-        for text in texts:
-            scrub(text)
-        warm.append(time.process_time() - started)
-    print(json.dumps({"cold": first / len(texts),
-                      "warm": min(warm) / len(texts), "texts": cold}))
+        cold = [[r.text, *r.kinds] for r in map(scrub, texts)]
+        first = time.process_time() - started
+        warm = []
+        for _ in range(3):
+            started = time.process_time()
+            for text in texts:
+                scrub(text)
+            warm.append(time.process_time() - started)
+        out[name] = {"cold": first / len(texts), "warm": min(warm) / len(texts), "texts": cold}
+    print(json.dumps(out))
 
 
-def per_text(trees: dict[str, Path | None]) -> None:
-    texts = all_texts()
-    results: dict[str, dict[str, float]] = {}
-    outputs: dict[str, list[str]] = {}
+def per_text(trees: dict[str, Path | None], rounds: int) -> None:
+    sets = {"corpus lines": all_texts(), "persona traffic": persona_texts()}
+    figures: dict[tuple[str, str], dict[str, list[float]]] = {}
+    outputs: dict[tuple[str, str], object] = {}
     with tempfile.TemporaryDirectory() as scratch:
         job = Path(scratch) / "job.json"
-        job.write_text(json.dumps(texts), encoding="utf-8")
-        for turn in range(3):
+        job.write_text(json.dumps(sets), encoding="utf-8")
+        for turn in range(rounds):
             order = list(trees.items())
             if turn % 2:
                 order.reverse()
             for name, tree in order:
                 got = json.loads(run([sys.executable, __file__, "--worker", str(job)],
                                      child_env(tree)).stdout)
-                outputs[name] = got.pop("texts")
-                if name in results:
-                    got = {key: min(value, results[name][key]) for key, value in got.items()}
-                results[name] = got
+                for what, result in got.items():
+                    outputs[name, what] = result.pop("texts")
+                    for key, value in result.items():
+                        figures.setdefault((name, what), {}).setdefault(key, []).append(value)
     names = list(trees)
-    print(f"\nPer text, CPU, best of 3 fresh processes per tree: {len(texts)} corpus lines "
-          "(secrets, held out, look-alikes, prose), one at a time")
-    print(f"{'':28} {'cold us/text':>13} {'warm us/text':>13}")
-    for name in names:
-        r = results[name]
-        print(f"{name:28} {r['cold'] * 1e6:>13.1f} {r['warm'] * 1e6:>13.1f}")
-    if len(names) == 2:
-        a, b = (results[name] for name in names)
-        print(f"{'this tree / earlier':28} {a['cold'] / b['cold']:>13.2f} "
-              f"{a['warm'] / b['warm']:>13.2f}")
-        same = outputs[names[0]] == outputs[names[1]]
-        print(f"scrubbed text the same in both trees, every line: {same}")
-        if not same:
-            raise SystemExit("the trees scrub differently")
+    print(f"\nPer text, CPU, medians of {rounds} fresh processes per tree in turns (warm: best "
+          "of 3 passes in each):")
+    for what, texts in sets.items():
+        print(f"{what}: {len(texts)} texts, one at a time")
+        print(f"  {'':26} {'cold us/text':>13} {'warm us/text':>13}")
+        medians = {}
+        for name in names:
+            medians[name] = {key: statistics.median(values)
+                             for key, values in figures[name, what].items()}
+            m = medians[name]
+            print(f"  {name:26} {m['cold'] * 1e6:>13.1f} {m['warm'] * 1e6:>13.1f}")
+        if len(names) == 2:
+            a, b = (medians[name] for name in names)
+            print(f"  {'this tree / earlier':26} {a['cold'] / b['cold']:>13.2f} "
+                  f"{a['warm'] / b['warm']:>13.2f}")
+            same = outputs[names[0], what] == outputs[names[1], what]
+            print(f"  scrubbed text and kinds the same in both trees, every text: {same}")
+            if not same:
+                raise SystemExit("the trees scrub differently")
 
 
-def cost(before: str, rounds: int) -> None:
+def cost(before: str, rounds: int, persona_only: bool = False) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         # This tree is imported the same way as the earlier one (a folder first on PYTHONPATH,
         # here a link to the tree), not through the editable install's finder.
@@ -217,8 +252,9 @@ def cost(before: str, rounds: int) -> None:
             trees[f"at {before}"] = earlier_tree(before, Path(scratch) / "before")
         homes = {name: Path(scratch) / f"home{i}" for i, name in enumerate(trees)}
         print(f"load average at start: {os.getloadavg()}")
-        starts(trees, homes, rounds)
-        per_text(trees)
+        if not persona_only:
+            starts(trees, homes, rounds)
+        per_text(trees, min(rounds, 5) if not persona_only else rounds)
         print(f"load average at end: {os.getloadavg()}")
 
 
@@ -227,14 +263,16 @@ def main() -> None:
     parser.add_argument("--misses", action="store_true", help="print the lines missed")
     parser.add_argument("--cost", action="store_true", help="starts and per-text cost")
     parser.add_argument("--before", default=BEFORE, help="the earlier commit ('' for none)")
-    parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--persona", action="store_true",
+                        help="per-text cost only, corpus lines and persona traffic")
+    parser.add_argument("--rounds", type=int)
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(args.worker)
         return
-    if args.cost:
-        cost(args.before, args.rounds)
+    if args.cost or args.persona:
+        cost(args.before, args.rounds or (5 if args.persona else 11), args.persona)
         return
 
     misses: list[str] = []

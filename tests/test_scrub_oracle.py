@@ -3,8 +3,9 @@ every text its gates let through (docs/memory.md, "Privacy at write time").
 
 The scrubber now compiles each pattern the first time a text needs it, and skips a pattern on a
 text that cannot hold a match of it: fewer ASCII digits than the pattern needs (in the text, or
-in the window around a run of digits it would scan), no piece long enough for base64, too few
-listed words for a seed phrase. The oracle here compiles every
+in the window around a run of digits it would scan), no piece between white space as long as
+every match of the pattern holds (or as a base64 run), too few different listed words for a seed
+phrase. The oracle here compiles every
 pattern up front from the module's own definitions (each rule's source, flags and gate, the
 module's patterns) and runs today's engine the old way: every rule in order behind only its old
 gates (a digit somewhere, its needles, its gate, its runs or tokens), every base64 run, every
@@ -17,12 +18,14 @@ from __future__ import annotations
 
 import base64
 import json
+import random
 import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from re import _compiler as sre_compiler
 from re import _constants as sre
 from re import _parser as sre_parser
 
@@ -252,10 +255,18 @@ def assert_skips_are_sound(text: str) -> None:
     lowered = module._lower(view)
     digits = module._ascii_digits(view)
     assert digits == len(DIGIT.findall(view)) == module._ascii_digits(lowered)
+    longest = max(map(len, view.split()), default=0)
+    assert module._longest_piece(view) >= longest
+    reachable = module._candidates(digits, module._longest_piece(view))
     for oracle in RULES:
-        if digits < oracle.rule.digits:
-            source = lowered if oracle.rule.lower else view
-            assert oracle.pattern.search(source) is None, oracle.rule._source
+        rule = oracle.rule
+        source = lowered if rule.lower else view
+        if digits < rule.digits or longest < rule.unbroken:
+            assert oracle.pattern.search(source) is None, rule._source
+        # Left out of the rules the text can reach: the old digit gate says so, or the pattern
+        # finds nothing.
+        if rule not in reachable and not (rule.needs_digit and not digits):
+            assert oracle.pattern.search(source) is None, rule._source
     for oracle in RULES:
         rule = oracle.rule
         if rule.run and rule.digits > 1:
@@ -334,6 +345,109 @@ def test_the_digit_counter_reads_patterns_as_the_engine_does() -> None:
     assert parsed_least_digits(r"(?i:1)|2", 0) == 0
     assert parsed_least_digits(r"a|12", 0) == 0
     assert parsed_least_digits(r"(?P<s>1)(?P=s)", 0) == 1
+
+
+# Characters that are white space to str.split and to the regex engine alike (both ask
+# Py_UNICODE_ISSPACE; test_white_space_is_the_same_to_split_the_engine_and_lowering holds it).
+WHITE = [chr(cp) for cp in range(sys.maxunicode + 1) if chr(cp).isspace()]
+# What a piece of pattern guarantees of every match: all of it free of white space, its least
+# length, and the least run free of white space at its start, at its end, and anywhere in it.
+Solid = tuple[bool, int, int, int, int]
+EMPTY: Solid = (True, 0, 0, 0, 0)
+UNKNOWN: Solid = (False, 0, 0, 0, 0)
+ONE_CHARACTER = (sre.LITERAL, sre.NOT_LITERAL, sre.IN, sre.ANY)
+
+
+def joined(a: Solid, b: Solid) -> Solid:
+    return (
+        a[0] and b[0],
+        a[1] + b[1],
+        a[1] + b[2] if a[0] else a[2],
+        b[1] + a[3] if b[0] else b[3],
+        max(a[4], b[4], a[3] + b[2]),
+    )
+
+
+def never_white(item: tuple[object, object], state: sre_parser.State, flags: int) -> bool:
+    """Whether one character of pattern never matches white space, asked of the engine."""
+    pattern = sre_compiler.compile(sre_parser.SubPattern(state, [item]), flags)
+    return not any(pattern.fullmatch(ch) for ch in WHITE)
+
+
+def solid(parsed: sre_parser.SubPattern, state: sre_parser.State, flags: int) -> Solid:
+    """What `parsed` guarantees, as the regex parser reads it: look-arounds and anchors take no
+    characters; a back-reference may hold anything; an unknown piece fails the test."""
+    out = EMPTY
+    for op, av in parsed:
+        if op in ONE_CHARACTER:
+            one = 1 if never_white((op, av), state, flags) else 0
+            piece: Solid = (bool(one), 1, one, one, one)
+        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+            low, high, sub = av
+            each = solid(sub, state, flags)
+            piece = EMPTY
+            for _ in range(low):
+                piece = joined(piece, each)
+            if high != low:
+                piece = joined(piece, (each[0], 0, 0, 0, 0))
+        elif op is sre.SUBPATTERN:
+            _group, add_flags, del_flags, sub = av
+            piece = solid(sub, state, (flags | add_flags) & ~del_flags)
+        elif op is sre.ATOMIC_GROUP:
+            piece = solid(av, state, flags)
+        elif op is sre.BRANCH:
+            branches = [solid(branch, state, flags) for branch in av[1]]
+            piece = (
+                all(b[0] for b in branches),
+                *(min(b[i] for b in branches) for i in range(1, 5)),
+            )  # type: ignore[assignment]
+        elif op in (sre.AT, sre.ASSERT, sre.ASSERT_NOT):
+            piece = EMPTY
+        elif op in (sre.GROUPREF, sre.GROUPREF_EXISTS):
+            piece = UNKNOWN
+        else:
+            raise AssertionError(f"the counter does not know {op}")
+        out = joined(out, piece)
+    return out
+
+
+def parsed_least_unbroken(source: str, flags: int) -> int:
+    parsed = sre_parser.parse(source, flags)
+    return solid(parsed, parsed.state, parsed.state.flags)[4]
+
+
+def test_each_rules_unbroken_length_is_what_its_pattern_needs_at_least() -> None:
+    checked = 0
+    for rule in module._RULES:
+        assert rule.unbroken <= parsed_least_unbroken(rule._source, rule._flags), rule._source
+        checked += rule.unbroken > 0
+    assert checked >= 12
+
+
+def test_the_unbroken_counter_reads_patterns_as_the_engine_does() -> None:
+    assert parsed_least_unbroken(r"ab cd", 0) == 2
+    assert parsed_least_unbroken(r"x[^\s]{3,}y", 0) == 5
+    assert parsed_least_unbroken(r"a(?:b|c d)e", 0) == 2
+    assert parsed_least_unbroken(r"(?=\S{20})ab", 0) == 2
+    assert parsed_least_unbroken(r"ab(?P<s>[ -])cd(?P=s)ef", 0) == 2
+    assert parsed_least_unbroken(r"ab(?:[ -]?cd){2}", 0) == 2
+    assert parsed_least_unbroken(r"ab(?:-?cd){2}", 0) == 6
+    assert parsed_least_unbroken(r"a.b", 0) == 1
+    assert parsed_least_unbroken(r"a.b", re.DOTALL) == 1
+    assert parsed_least_unbroken(r"a[^x]b", 0) == 1
+    assert parsed_least_unbroken(r"(?:ab)*cd", 0) == 2
+
+
+def test_white_space_is_the_same_to_split_the_engine_and_lowering() -> None:
+    # The longest piece is taken on the text with str.split; lower-case rules read the lowered
+    # copy, and the engine's \s and [^\s] decide where a match may hold white space.
+    engine = re.compile(r"\s")
+    for cp in range(sys.maxunicode + 1):
+        ch = chr(cp)
+        white = ch.isspace()
+        assert (engine.fullmatch(ch) is not None) == white, cp
+        assert (len(f"a{ch}a".split()) == 2) == white, cp
+        assert module._lower(ch).isspace() == white, cp
 
 
 def test_lowering_neither_makes_nor_unmakes_an_ascii_digit() -> None:
@@ -532,6 +646,42 @@ def test_mixed_texts_are_scrubbed_as_the_eager_oracle_does(text: str) -> None:
 @given(st.text(min_size=0, max_size=300))
 def test_any_text_is_scrubbed_as_the_eager_oracle_does(text: str) -> None:
     agrees(text)
+
+
+# The words of `tactful sync-log`'s bench traffic (bench/sync_log.py), some on the BIP-39 list,
+# with listed words of every length: persona texts near the seed-phrase edge.
+PERSONA_WORDS = [
+    "evals", "harness", "latency", "model", "release", "benchmark", "thanks", "question", "tokens",
+    "python", "agent", "memory", "paper", "dataset", "launch", "bug", "fix", "demo", "talk",
+    "slides", "prompt", "great", "point", "agree", "later", "share", "notes",
+]  # fmt: skip
+
+
+def persona_texts(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(count):
+        vocabulary = PERSONA_WORDS + rng.sample(WORDS, rng.randint(0, 12))
+        words = [rng.choice(vocabulary) for _ in range(rng.randint(4, 30))]
+        sep = rng.choice([" ", " ", " ", ", ", "\n", "-", " 1. "])
+        texts.append(sep.join(words))
+    return texts
+
+
+def test_persona_traffic_is_scrubbed_as_the_eager_oracle_does() -> None:
+    texts = persona_texts(3000, 7)
+    assert sum(module._may_hold_seed_phrase(module._lower(t)) for t in texts) > 100
+    for text in texts:
+        agrees(text)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from(PERSONA_WORDS + WORDS[::40]), min_size=10, max_size=30),
+       st.sampled_from([" ", ", ", "\n", "-", " | "]))
+def test_persona_word_runs_are_scrubbed_as_the_eager_oracle_does(
+    words: list[str], sep: str
+) -> None:
+    agrees(sep.join(words))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))

@@ -56,9 +56,12 @@ measures it. Most rules sit behind cheap gates (a substring test, or a short sca
 digit rules only look at runs of digits. Standard library only; no pattern is compiled at
 import, each the first time a text needs it (`_Lazy`, `_Rule.pattern`), so a process that
 starts to write one entry pays only for the patterns its text reaches. Cheap tests that follow
-from a pattern (the digits it needs, a piece long enough for base64, enough listed words for a
-seed phrase) skip it on texts it cannot match; tests/test_scrub_oracle.py holds that the
-findings are exactly those of every pattern compiled up front and run.
+from a pattern (the digits it needs, the piece between white space every match holds, a piece
+long enough for base64, enough different listed words for a seed phrase) skip it on texts it
+cannot match, compiled or not: a short persona text, all words, reaches a handful of keyword
+rules and no pattern at all (README, Speed). tests/test_scrub_oracle.py holds that the findings
+are exactly those of every pattern compiled up front and run, and recounts the tests from the
+regex parser.
 """
 
 from __future__ import annotations
@@ -127,12 +130,6 @@ class _Lazy:
         self.source = source
         self.flags = flags
         self._compiled: re.Pattern[str] | None = None
-
-    @property
-    def made(self) -> bool:
-        """Whether the pattern is compiled: a cheap test that only stands in for compiling it
-        is then left out, as the pattern itself is as cheap to run."""
-        return self._compiled is not None
 
     def __call__(self) -> re.Pattern[str]:
         compiled = self._compiled
@@ -613,6 +610,7 @@ class _Rule:
         "run",
         "shield",
         "token",
+        "unbroken",
         "word_start",
     )
 
@@ -633,6 +631,7 @@ class _Rule:
         run: int = 0,
         pad: tuple[int, int] = (2, 3),
         token: int = 0,
+        unbroken: int = 0,
         shield: bool = False,
         word_start: bool = False,
         flags: int = 0,
@@ -656,8 +655,9 @@ class _Rule:
         # A match that fails its check still claims its span from the later in_links=False
         # rules: an IBAN with a typo is a bank number, not a phone number.
         self.shield = shield
-        # Gates, cheapest first: a digit somewhere, a needle in the lowered text, then a short
-        # scan of the text.
+        # Gates, cheapest first: counts taken once per text (a digit somewhere, the digits and
+        # the longest piece, see `_candidates`), a needle in the lowered text, then a short scan
+        # of the text.
         self.needs_digit = needs_digit or run > 0
         # The ASCII digits every match holds at least (read off the pattern: counted digits,
         # never a guess; tests/test_scrub_oracle.py recounts them from the regex parser): a
@@ -673,6 +673,10 @@ class _Rule:
         self.pad = pad
         # When set, the pattern only runs inside unbroken tokens at least this long.
         self.token = token
+        # Every match holds this many characters in a row with no white space among them (read
+        # off the pattern, never a guess; tests/test_scrub_oracle.py recomputes it from the regex
+        # parser): a text whose longest piece between white space is shorter skips the rule.
+        self.unbroken = unbroken
         # Keyword rules start on a word boundary, checked after the match. (The patterns keep
         # their own bounds: what follows a keyword is limited, so a long run of repeated
         # keywords costs each keyword a bounded look, not a scan to the end.)
@@ -684,11 +688,9 @@ class _Rule:
             self._compiled = re.compile(self._source, self._flags)
         return self._compiled
 
-    def wanted(self, text: str, lowered: str, digits: int, seen: dict[int, bool]) -> bool:
-        if self.needs_digit and not digits:
-            return False
-        if digits < self.digits:
-            return False
+    def wanted(self, text: str, lowered: str, seen: dict[int, bool]) -> bool:
+        """The gates that read the text (its needles, its gate pattern); the counts (digits,
+        the longest piece) have been asked by `_candidates`."""
         if self.needles:
             # Rules share needle sets (both password rules, the street suffixes); test once.
             found = seen.get(id(self.needles))
@@ -799,6 +801,7 @@ _RULES: tuple[_Rule, ...] = (
         r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
         r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)",
         needles=("private key",),
+        unbroken=10,
         flags=re.DOTALL,
     ),
     # JWTs: the look-behind sits after "eyJ" (so the engine still jumps to it) and keeps the
@@ -808,6 +811,7 @@ _RULES: tuple[_Rule, ...] = (
         0,
         r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+",
         needles=("eyj",),
+        unbroken=29,
     ),
     _Rule(
         "token",
@@ -838,6 +842,7 @@ _RULES: tuple[_Rule, ...] = (
             "glpat-", "xox", "aiza", "ya29.", "akia", "asia", "npm_", "hf_", "xai-", "gocspx-",
             "aaaaaaaaaaaaaaaa", "_v1_", "ltai", "xprv",
         ),
+        unbroken=15,
     ),
     # OpenAI/Anthropic style; "sk-" alone is too common a prefix, so the rest must look random.
     _Rule(
@@ -846,6 +851,7 @@ _RULES: tuple[_Rule, ...] = (
         r"(?<![\w-])sk-(?P<v>[A-Za-z0-9_-]{20,}+)(?![\w-])",
         check=_random_value,
         needles=("sk-",),
+        unbroken=23,
     ),
     # Azure AD client secrets: three characters, a digit, "Q~", then the rest.
     _Rule(
@@ -854,6 +860,7 @@ _RULES: tuple[_Rule, ...] = (
         r"(?<![\w~.-])[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![\w~.-])",
         needles=("q~",),
         token=38,
+        unbroken=37,
     ),
     # Telegram bot tokens: numeric bot id, colon, a secret that starts with AA.
     _Rule(
@@ -862,6 +869,7 @@ _RULES: tuple[_Rule, ...] = (
         r"(?<![\w:])[0-9]{6,12}:AA[A-Za-z0-9_-]{30,}+(?![\w-])",
         needles=(":aa",),
         digits=6,
+        unbroken=39,
     ),
     _Rule(
         "token",
@@ -869,6 +877,7 @@ _RULES: tuple[_Rule, ...] = (
         r"hooks\.slack\.com/services/(?P<v>[A-Za-z0-9/_-]{20,}+)",
         needles=("hooks.slack",),
         lower=True,
+        unbroken=45,
     ),
     _Rule(
         "token",
@@ -879,6 +888,7 @@ _RULES: tuple[_Rule, ...] = (
         needles=("bearer", "authorization"),
         lower=True,
         word_start=True,
+        unbroken=12,
     ),
     # --- token: "api_key = ...", "token: ...", JSON and env styles
     _Rule(
@@ -890,6 +900,7 @@ _RULES: tuple[_Rule, ...] = (
         needles=("key", "token", "secret", "credential", "sig"),
         lower=True,
         word_start=True,
+        unbroken=12,
     ),
     # --- token: unlabelled secrets
     # 40-character cloud secret keys (AWS style): both cases, digits, random.
@@ -901,6 +912,7 @@ _RULES: tuple[_Rule, ...] = (
         in_links=False,
         needs_digit=True,
         token=40,
+        unbroken=40,
     ),
     # 64 hex digits: a raw private key, unless a hash word names it a digest.
     _Rule(
@@ -911,6 +923,7 @@ _RULES: tuple[_Rule, ...] = (
         in_links=False,
         needs_digit=True,
         token=64,
+        unbroken=64,
     ),
     # The same key written in four groups of sixteen or eight groups of eight.
     _Rule(
@@ -923,6 +936,7 @@ _RULES: tuple[_Rule, ...] = (
         in_links=False,
         needs_digit=True,
         gate=r"[0-9a-fA-F]{8}[ :-][0-9a-fA-F]{8}",
+        unbroken=8,
     ),
     # Wallet import format keys, checked against their own checksum.
     _Rule(
@@ -932,9 +946,16 @@ _RULES: tuple[_Rule, ...] = (
         check=_wif_ok,
         needs_digit=True,
         token=51,
+        unbroken=51,
     ),
     # --- password
-    _Rule("password", 1, r"://[^\s:/@\[\]]{1,256}:(?P<v>[^\s/@\[\]]{1,256})@", needles=("://",)),
+    _Rule(
+        "password",
+        1,
+        r"://[^\s:/@\[\]]{1,256}:(?P<v>[^\s/@\[\]]{1,256})@",
+        needles=("://",),
+        unbroken=7,
+    ),
     _Rule(
         "password",
         1,
@@ -1092,6 +1113,7 @@ _RULES: tuple[_Rule, ...] = (
         in_links=False,
         run=11,
         digits=9,
+        unbroken=11,
     ),
     _Rule(
         "id",
@@ -1145,6 +1167,7 @@ _RULES: tuple[_Rule, ...] = (
         in_links=False,
         run=8,
         digits=11,
+        unbroken=15,
     ),
     _Rule(
         "id",
@@ -1156,6 +1179,7 @@ _RULES: tuple[_Rule, ...] = (
         run=6,
         pad=(2, 6),
         digits=9,
+        unbroken=11,
     ),
     # Dutch BSN written 1234.56.782, German tax id written 12 345 678 901: the shape plus the
     # check digit is enough without a keyword.
@@ -1167,6 +1191,7 @@ _RULES: tuple[_Rule, ...] = (
         in_links=False,
         run=11,
         digits=9,
+        unbroken=11,
     ),
     _Rule(
         "id",
@@ -1198,6 +1223,7 @@ _RULES: tuple[_Rule, ...] = (
         in_links=False,
         needs_digit=True,
         token=16,
+        unbroken=16,
     ),
     # --- phone
     _Rule(
@@ -1354,6 +1380,29 @@ _RULES: tuple[_Rule, ...] = (
 )
 
 
+# The rules a text can reach, in their order, by how many ASCII digits it holds and how long its
+# longest piece between white space is (both capped where no rule asks for more): the rest
+# cannot match it, and most short texts reach a handful. Filled as texts ask; threads that race
+# to one entry each put the same tuple there.
+_DIGITS_CAP = max(1, *(rule.digits for rule in _RULES))
+_UNBROKEN_CAP = max(rule.unbroken for rule in _RULES)
+_REACHABLE: dict[tuple[int, int], tuple[_Rule, ...]] = {}
+
+
+def _candidates(digits: int, longest: int) -> tuple[_Rule, ...]:
+    key = (min(digits, _DIGITS_CAP), min(longest, _UNBROKEN_CAP))
+    rules = _REACHABLE.get(key)
+    if rules is None:
+        rules = _REACHABLE[key] = tuple(
+            rule
+            for rule in _RULES
+            if not (rule.needs_digit and not digits)
+            and rule.digits <= digits
+            and rule.unbroken <= longest
+        )
+    return rules
+
+
 def _any_in(needles: tuple[str, ...], haystack: str) -> bool:
     # A plain loop: any() over a generator costs more than the substring tests themselves.
     for needle in needles:  # noqa: SIM110
@@ -1441,23 +1490,32 @@ def _credential_pair(decoded: str, basic: bool) -> bool:
     return basic or (any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value))
 
 
-# Short texts (what `remember` and each sync-log line carry) are asked a cheap question before
-# a pattern that most of them cannot match is compiled and run; longer ones go straight to it.
+# Short texts (what `remember` and each sync-log line carry) are asked cheap questions before
+# patterns that most of them cannot match are run (or compiled); longer ones go straight to them.
+# The questions are asked even once a pattern is compiled: on short persona texts running the
+# patterns (the seed-phrase run, the keyword rules) cost several times the questions.
 _PRETEST_SPAN = 4096
+_BASE64_LEAST = 16
+
+
+def _longest_piece(text: str) -> int:
+    """How long the longest piece of the text between white space is (at most): a rule whose
+    every match holds more characters in a row with no white space (`_Rule.unbroken`, a base64
+    run's sixteen) cannot match. A long text is given its length, which skips nothing."""
+    if len(text) > _PRETEST_SPAN:
+        return len(text)
+    return max(map(len, text.split()), default=0)
 
 
 def _may_hold_base64(text: str) -> bool:
     """False only when no base64 run can be there: a run is sixteen characters or more, none of
     them white space, so some piece of the text split at white space is that long."""
-    if len(text) > _PRETEST_SPAN:
-        return True
-    return max(map(len, text.split()), default=0) >= 16
+    return _longest_piece(text) >= _BASE64_LEAST
 
 
 def _wrapped_secrets(text: str, depth: int) -> Iterator[tuple[int, int, str]]:
-    """Base64 runs whose text holds a finding, with the kind to report (secrets first)."""
-    if not _BASE64_RUN.made and not _may_hold_base64(text):
-        return
+    """Base64 runs whose text holds a finding, with the kind to report (secrets first); the
+    caller has checked that some piece of the text is long enough to be one."""
     for m in _BASE64_RUN().finditer(text):
         basic = _BASIC().search(text, max(0, m.start() - 10), m.start()) is not None
         # Short runs only after "Basic": "admin:pass" fits in twenty characters.
@@ -1496,19 +1554,27 @@ _LETTERS = _Lazy(r"[a-z]+")
 _ONLY_LETTERS = bytes(b if 97 <= b <= 122 else 32 for b in range(256))
 
 
+_SEED_LEAST_LISTED = 10
+
+
 def _may_hold_seed_phrase(lowered: str) -> bool:
-    """False only when no phrase can be reported: a reported run has twelve words or more, each a
-    whole run of a-z letters (a gap holds none) three to eight long, and at least ten of them on
-    the list (no more than one in six off it). Anything else goes to the pattern."""
+    """False only when no phrase can be reported: a reported run's words are whole runs of a-z
+    letters (a gap holds none), twelve or more, and at least ten different ones are on the list.
+    A run of n words has at most n // 6 off the list, and no repeat under twenty words (one
+    from twenty): twelve words hold ten different listed ones at least, twenty sixteen. Anything
+    else goes to the pattern."""
     if len(lowered) > _PRETEST_SPAN:
         return True
     # Other characters become '?' (one each), which is not a letter either.
     runs = lowered.encode("ascii", "replace").translate(_ONLY_LETTERS).decode("ascii").split()
+    if len(runs) < 12:
+        return False
+    # Each word three to eight letters long: counted first, so a text of a few words never
+    # loads the list (a process that scrubs one message pays nothing for it).
     words = [run for run in runs if 3 <= len(run) <= 8]
     if len(words) < 12:
         return False
-    listed = seed_words()
-    return sum(1 for word in words if word in listed) >= 10
+    return len(seed_words().intersection(words)) >= _SEED_LEAST_LISTED
 
 
 def _seed_phrases(lowered: str) -> Iterator[tuple[int, int]]:
@@ -1587,6 +1653,7 @@ def _find_in(text: str, depth: int) -> list[_Hit]:
         for start, end in _links(text, lowered):
             shielded.take(start, end)
     digits = _ascii_digits(text)
+    longest = _longest_piece(text)
     runs = [m.span() for m in _RUN().finditer(text)] if digits else []
     tokens = [m.span() for m in _LONG_TOKEN().finditer(text)] if digits else []
     hits: list[_Hit] = []
@@ -1595,16 +1662,16 @@ def _find_in(text: str, depth: int) -> list[_Hit]:
         for start, end in _emails(text):
             if not marked.hits(start, end):
                 hits.append(_Hit(start, end, "email", _EMAIL_RANK))
-    if depth < _BASE64_DEPTH:
+    if depth < _BASE64_DEPTH and longest >= _BASE64_LEAST:
         for start, end, kind in _wrapped_secrets(text, depth):
             if not marked.hits(start, end):
                 hits.append(_Hit(start, end, kind, 0))
-    if size >= _SEED_MIN_TEXT and (_SEED_RUN.made or _may_hold_seed_phrase(lowered)):
+    if size >= _SEED_MIN_TEXT and _may_hold_seed_phrase(lowered):
         for start, end in _seed_phrases(lowered):
             if not marked.hits(start, end):
                 hits.append(_Hit(start, end, "token", 0))
-    for rule in _RULES:
-        if not rule.wanted(text, lowered, digits, seen):
+    for rule in _candidates(digits, longest):
+        if not rule.wanted(text, lowered, seen):
             continue
         for m in rule.matches(text, lowered, runs, tokens):
             start, end = _span(m)
