@@ -484,6 +484,8 @@ class _Matcher:
             same_text = self.by_text.get((ev.action, me))
             if same_text:
                 return same_text[0]
+            if not self.compacted:
+                return None  # the rest looks for a compacted entry (a first sync has none)
             older = [c for c in self.by_moment.get((ev.at, ev.action), ())
                      if isinstance(c, CompactEntry)]
             # Mine first: their side of a dm compacted at the same second is not my answer.
