@@ -8,7 +8,7 @@ never quote anyone.
 from __future__ import annotations
 
 import re
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 from itertools import pairwise
 
 from tactful.core.memory.clock import local_day
@@ -27,12 +27,25 @@ def computed_rung(person: Person, tz: tzinfo) -> str:
         rung = "follower"
         if any(kind == "follow" and d == "outbound" for _, kind, d in history):
             rung = "mutual"
-    days = {local_day(at, tz) for at, _, _ in history}
-    if len(history) >= 3 and len(inbound) >= 2 and len(days) >= 2:
+    if len(history) >= 3 and len(inbound) >= 2 and _two_days(history, tz):
         rung = "regular"
     if person.collaborator or any(kind == "collab" for _, kind, _ in history):
         rung = "collaborator"
     return rung
+
+
+def _two_days(history: list[tuple[datetime, str, str]], tz: tzinfo) -> bool:
+    """Whether the history spans two days or more of the persona's calendar (asked of every
+    person written: a sync-log of thousands stops at the second day instead of converting
+    every moment)."""
+    first = None
+    for at, _, _ in history:
+        day = local_day(at, tz)
+        if first is None:
+            first = day
+        elif day != first:
+            return True
+    return False
 
 
 def climb(person: Person, tz: tzinfo) -> str:
