@@ -23,13 +23,13 @@ WORDS = re.compile(r"\w+")
 TEXTS = LINES + persona_texts(1500, 11, 0.0) + persona_texts(1500, 12, 0.3)
 # Letters, digits of other scripts, signs and spacing the shortcuts reason about.
 ODD_TEXT = st.text(
-    alphabet=st.sampled_from(list("ab iz_.-*|~·\n\t,'@$013!²１ßéИ忽") + ["\u3000", "\x1c"]),
+    alphabet=st.sampled_from([*list("ab iz_.-*|~·\n\t,'@$013!²１ßéИ忽"), "\u3000", "\x1c"]),
     max_size=40,
 )
 
 
-def regexes_with_starts() -> list[injection._Regex]:
-    """Every regex the guard may skip by what its matches start with."""
+def regexes_with_needs() -> list[injection._Regex]:
+    """Every regex the guard may skip by what its matches hold."""
     found = [p.regex for p in (*injection._ROLES, *injection._PATTERNS, *injection._SQUASHED)]
     for group in injection._FAMILIES:
         found += [p.regex for p in group.patterns() if p.leading is None]
@@ -38,41 +38,57 @@ def regexes_with_starts() -> list[injection._Regex]:
     return found
 
 
-def test_every_match_of_a_gated_regex_starts_with_one_of_its_start_strings() -> None:
+def test_every_match_of_a_gated_regex_holds_one_of_its_needed_strings() -> None:
     checked = 0
     norms = [injection._normalize(text)[0] for text in TEXTS]
-    for regex in regexes_with_starts():
-        starts = regex.starts()
-        if starts is None:
+    for regex in regexes_with_needs():
+        needed = regex.needed()
+        if needed is None:
             continue
         checked += 1
         compiled = regex.get()
         for norm in norms:
             words = set(WORDS.findall(norm))
-            found = [m.start() for m in compiled.finditer(norm)]
-            assert all(norm.startswith(starts.strings, at) for at in found), regex.source[:60]
+            found = [m.group() for m in compiled.finditer(norm)]
+            for clause in (needed, *needed.more):
+                assert all(any(s in match for s in clause.strings) for match in found), (
+                    regex.source[:60])
             if found:
-                assert starts.may_match(norm, words), (regex.source[:60], norm[:60])
-                assert starts.may_match(norm, None)
+                assert needed.may_match(norm, words), (regex.source[:60], norm[:60])
+                assert needed.may_match(norm, None)
     assert checked > 60
+
+
+def test_a_group_lets_in_every_pattern_whose_needed_strings_a_text_holds() -> None:
+    for group in injection._FAMILIES:
+        patterns = group.patterns()
+        for text in TEXTS[::7]:
+            norm = injection._normalize(text)[0]
+            let_in = set(group.index().candidates(set(WORDS.findall(norm))))
+            for i, pattern in enumerate(patterns):
+                needed = pattern.leading or (
+                    pattern.regex.needed().strings if pattern.regex.needed() else None)
+                if needed is None or any(s in norm for s in needed):
+                    assert i in let_in, (pattern.regex.source[:50], norm[:50])
 
 
 @settings(max_examples=3000, deadline=None)
 @given(st.text(alphabet="abs (?:|)*+{}2,\\[]^", max_size=24), st.text("abs ,2", max_size=30))
-def test_the_start_strings_of_any_source_begin_every_match(source: str, text: str) -> None:
+def test_the_needed_strings_of_any_source_are_in_every_match(source: str, text: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         try:
             compiled = re.compile(source)
         except re.error:
             assume(False)
-        strings = injection._start_strings(source)
-    if strings is None:
+        clauses = injection._needed_strings(source)
+    if clauses is None:
         return
-    starts = injection._Starts(strings)
+    needed = injection._Needed(*clauses)
     for m in compiled.finditer(text):
-        assert text.startswith(strings, m.start())
-        assert starts.may_match(text, set(WORDS.findall(text)))
+        for strings in clauses:
+            assert any(s in m.group() for s in strings)
+        assert needed.may_match(text, set(WORDS.findall(text)))
 
 
 @settings(max_examples=2000, deadline=None)
@@ -82,7 +98,7 @@ def test_a_text_whose_words_hold_no_piece_holds_none_of_the_strings(
     strings: list[str], text: str,
 ) -> None:
     assume(strings)
-    starts = injection._Starts(tuple(strings) * 3)  # more than are tested directly
+    starts = injection._Needed(tuple(strings) * 3)  # more than are tested directly
     if not starts.may_match(text, set(WORDS.findall(text))):
         assert not any(s in text for s in strings)
 
@@ -155,7 +171,7 @@ def test_clause_tokens_of_the_corpora_are_the_tokens_the_tokenizer_finds() -> No
 
 
 @settings(max_examples=2000, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("aB9+/_-= \n=\t") + ["\u3000"]), max_size=60))
+@given(st.text(alphabet=st.sampled_from([*list("aB9+/_-= \n=\t"), "\u3000"]), max_size=60))
 def test_base64_runs_are_only_skipped_in_text_without_one(text: str) -> None:
     if re.search(injection_decoding._BASE64, text):
         assert len(text) >= 16

@@ -42,9 +42,12 @@ reach on corpora written apart from them. Hidden characters are judged in `injec
 and the encoded spans found and decoded in `injection_decoding`.
 
 Cost is linear in the length of the text: long texts are read in overlapping chunks; a pattern
-runs only on chunks holding its needles or anchor words; each alternative of a family is its
+runs only on chunks holding its needles or anchor words (found once per chunk, through the
+chunk's distinct words, and shared by every pass over it); each alternative of a family is its
 own pattern so the engine can skip to the letters it starts with, and is skipped on a chunk
-without the words every match of it starts with; two-part patterns pair their parts by
+without the words every match of it starts with; any regex, and a two-part pattern's partner,
+is skipped on text that holds none of the strings its matches must hold (read off the parsed
+regex); a partner is only searched for once a match needs one, and the parts are paired by
 bisection; decoding never reaches beyond the encoded spans. Importing costs little: regexes
 are compiled when first used and a family's patterns are made when a text first opens its
 gate, so a process pays only for what its texts reach. `bench/privacy_gate.py` and
@@ -98,14 +101,14 @@ class _Regex:
     Safe from several threads without a lock: compiling is pure, so two threads that race
     both compile the same pattern and either result may be kept."""
 
-    __slots__ = ("_compiled", "_starts", "flags", "fold", "source")
+    __slots__ = ("_compiled", "_needed", "flags", "fold", "source")
 
     def __init__(self, source: str, flags: int = 0, *, fold: bool = False) -> None:
         self.source = source
         self.flags = flags
         self.fold = fold
         self._compiled: re.Pattern[str] | None = None
-        self._starts: _Starts | bool | None = False  # False: not read yet
+        self._needed: _Needed | bool | None = False  # False: not read yet
 
     def get(self) -> re.Pattern[str]:
         compiled = self._compiled
@@ -114,19 +117,19 @@ class _Regex:
             compiled = self._compiled = re.compile(source, self.flags)
         return compiled
 
-    def starts(self) -> _Starts | None:
-        """What every match starts with (`_Starts`), read when first asked for, or None."""
-        starts = self._starts
+    def needed(self) -> _Needed | None:
+        """What every match holds (`_Needed`), read when first asked for, or None."""
+        starts = self._needed
         if starts is False:
             source = _fold_source(self.source) if self.fold else self.source
-            strings = _start_strings(source, self.flags)
-            starts = self._starts = _Starts(strings) if strings else None
+            clauses = _needed_strings(source, self.flags)
+            starts = self._needed = _Needed(*clauses) if clauses else None
         return starts  # type: ignore[return-value]
 
 
 # ---------------------------------------------------------------------------------------------
-# What a match must start with, read off the parsed regex, so a regex is not run on text that
-# holds none of it (most texts hold none of the words most patterns start with).
+# What a match must hold, read off the parsed regex, so a regex is not run on text that holds
+# none of it (most texts hold none of the words most patterns start with).
 
 _STARTS_MAX = 1024
 _ZERO_WIDTH = (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT)
@@ -194,52 +197,114 @@ def _prefixes(items: list[tuple[Any, Any]]) -> set[str]:
     return out
 
 
-def _start_strings(source: str, flags: int = 0) -> tuple[str, ...] | None:
-    """Strings one of which every match of `source` starts with, or None when that is not
-    known (a match may start with anything, or the pattern ignores case). tests/
-    test_injection_oracle.py checks them against every match on its corpora."""
+def _required(items: list[tuple[Any, Any]]) -> set[str] | None:
+    """Strings one of which every match of the parsed items holds, or None when none is
+    known (the fewest of `_clauses`)."""
+    clauses = _clauses(items)
+    return clauses[0] if clauses else None
+
+
+def _clauses(items: list[tuple[Any, Any]]) -> list[set[str]]:
+    """Sets of strings, every match of the parsed items holding one string of each: what every
+    match starts with (`_prefixes`), what a run of items whose matches are a known set
+    matches, what every match of one of the items holds. Sets with a lone letter, digit or
+    space (which nearly any text holds) are left out; the fewest strings first."""
+    candidates = [_prefixes(items)]
+    run = {""}
+    for op, av in items:
+        exact = _exact([(op, av)])
+        if exact is not None and len(run) * len(exact) <= _STARTS_MAX:
+            run = {a + b for a in run for b in exact}
+            continue
+        candidates.append(run)
+        run = {""}
+        if exact is not None:
+            run = exact
+            continue
+        found = _required_of(op, av)
+        if found:
+            candidates.append(found)
+    candidates.append(run)
+    usable = [found for found in candidates if found and "" not in found and not any(
+        len(string) == 1 and (string.isalnum() or string.isspace()) for string in found)]
+    usable.sort(key=lambda found: (len(found), -min(map(len, found))))
+    return [found for i, found in enumerate(usable) if found not in usable[:i]]
+
+
+def _required_of(op: Any, av: Any) -> set[str] | None:
+    """Strings one of which every match of one parsed item holds, or None."""
+    exact = _exact([(op, av)])
+    if exact is not None:
+        return None if "" in exact else exact  # an item that may match nothing holds nothing
+    if op is _sre.SUBPATTERN and not (av[1] or av[2]):
+        return _required(list(av[3]))
+    if op is _sre.BRANCH:
+        found: set[str] = set()
+        for branch in av[1]:
+            each = _required(list(branch))
+            if each is None or len(found) + len(each) > _STARTS_MAX:
+                return None
+            found |= each
+        return found
+    if op in _REPEATS and av[0] >= 1:
+        return _required(list(av[2]))
+    return None
+
+
+_CLAUSES_MAX = 3
+
+
+def _needed_strings(source: str, flags: int = 0) -> tuple[tuple[str, ...], ...] | None:
+    """Sets of strings, every match of `source` holding one string of each (what it starts
+    with, what its parts hold; at most `_CLAUSES_MAX`, the fewest strings first), or None when
+    none is known (or the pattern ignores case). tests/test_injection_fast_paths.py checks
+    them against every match on its corpora."""
     try:
         tree = _sre_parser.parse(source, flags)
     except Exception:  # noqa: BLE001 — the parser is the standard library's own; unsure: no gate
         return None
     if tree.state.flags & ~re.UNICODE:
         return None
-    found = _prefixes(list(tree))
-    if not found or "" in found:
-        return None
-    return tuple(sorted(found))
+    clauses = _clauses(list(tree))[:_CLAUSES_MAX]
+    return tuple(tuple(sorted(found)) for found in clauses) or None
 
 
-class _Starts:
-    """Strings one of which every match of a regex starts with, so text holding none of them
-    cannot hold a match. Tested on the text directly when they are few; otherwise through
+class _Needed:
+    """Strings one of which every match of a regex holds, so text holding none of them cannot
+    hold a match. Tested on the text directly when they are few; otherwise through
     the text's words. Each string's longest run of word characters (its piece) lies inside one
     word of any text that holds the string; where the string goes on past the piece with a
     sign or a space, that word ends with the piece, and where a sign or a space comes before
     it, the word starts with it. A text none of whose words holds a piece so cannot hold the
     strings. What each word holds is remembered (bounded)."""
 
-    __slots__ = ("by_word", "pieces", "strings")
+    __slots__ = ("bare", "by_word", "more", "pieces", "strings")
 
-    def __init__(self, strings: tuple[str, ...]) -> None:
+    def __init__(self, strings: tuple[str, ...], *more: tuple[str, ...]) -> None:
         self.strings = strings
-        pieces: list[tuple[str, bool, bool]] | None = []
-        for string in strings:
-            runs = [m.span() for m in _WORDS.get().finditer(string)]
-            if not runs:
-                pieces = None
-                break
-            start, end = max(runs, key=lambda span: span[1] - span[0])
-            pieces.append((string[start:end], start > 0, end < len(string)))  # type: ignore[union-attr]
-        self.pieces = tuple(dict.fromkeys(pieces)) if pieces is not None else None
+        # Strings without a word character are tested on the text itself.
+        self.bare = tuple(string for string in strings if not _WORDS.get().search(string))
+        self.pieces = _pieces(tuple(string for string in strings if string not in self.bare))
         self.by_word: dict[str, bool] = {}
+        # Further sets every match also holds one string of.
+        self.more = tuple(_Needed(other) for other in more)
 
     def may_match(self, chunk: str, words: set[str] | None) -> bool:
         """False only when `chunk` (whose runs of word characters are `words`, if given)
-        holds none of the strings."""
+        holds none of the strings (or none of one of the further sets)."""
+        if not self._may_match(chunk, words):
+            return False
+        for other in self.more:  # noqa: SIM110 — a plain loop, not all() over a generator
+            if not other._may_match(chunk, words):
+                return False
+        return True
+
+    def _may_match(self, chunk: str, words: set[str] | None) -> bool:
         pieces = self.pieces
         if pieces is None or words is None or len(self.strings) <= 8:
             return _holds_one(chunk, self.strings)
+        if self.bare and _holds_one(chunk, self.bare):
+            return True
         by_word = self.by_word
         for word in words:
             held = by_word.get(word)
@@ -254,7 +319,24 @@ class _Starts:
         return False
 
 
-def _holds_piece(word: str, pieces: tuple[tuple[str, bool, bool], ...]) -> bool:
+_Piece = tuple[str, bool, bool]
+
+
+def _pieces(strings: tuple[str, ...]) -> tuple[_Piece, ...] | None:
+    """Each string's longest run of word characters, and whether a sign or a space comes before
+    it (the word holding it then starts with it) and after it (the word ends with it); None
+    when a string has no word character."""
+    pieces: list[_Piece] = []
+    for string in strings:
+        runs = [m.span() for m in _WORDS.get().finditer(string)]
+        if not runs:
+            return None
+        start, end = max(runs, key=lambda span: span[1] - span[0])
+        pieces.append((string[start:end], start > 0, end < len(string)))
+    return tuple(dict.fromkeys(pieces))
+
+
+def _holds_piece(word: str, pieces: tuple[_Piece, ...]) -> bool:
     for piece, starts_word, ends_word in pieces:
         if piece in word and (not starts_word or word.startswith(piece)) and (
             not ends_word or word.endswith(piece)
@@ -295,6 +377,8 @@ def _normalize(text: str) -> tuple[str, bool]:
         text = stripped
     if not text.isprintable():
         text = _CONTROLS.get().sub(" ", text)
+    if "\n" not in text:
+        return " ".join(text.split()), hid  # one line: the same as below, without the loop
     lines = (" ".join(line.split()) for line in text.split("\n"))
     return "\n".join(line for line in lines if line), hid
 
@@ -354,6 +438,9 @@ def _may_be_split(plain: str) -> bool:
     letters and digits). Anything else answers True and the regex decides."""
     if _holds_one(plain, _SPLIT_SIGNS):
         return True
+    if plain.replace(" ", "").replace("\n", "").isalnum():
+        # Every token is letters and digits: only a one-character token is left to look for.
+        return min(map(len, plain.split()), default=2) < 2
     for token in plain.split():  # noqa: SIM110 — a plain loop, not any() over a generator
         if len(token) < 2 or not token.isalnum():
             return True
@@ -869,7 +956,7 @@ class _Group:
     published in one assignment, so two threads that race both build the same patterns and
     either result may be kept."""
 
-    __slots__ = ("_patterns", "anchors", "definition", "near", "needles")
+    __slots__ = ("_index", "_patterns", "anchors", "definition", "near", "needles")
 
     def __init__(
         self,
@@ -884,6 +971,7 @@ class _Group:
         self.near = near
         self._patterns = patterns
         self.definition = definition
+        self._index: _NeededIndex | None = None
 
     def patterns(self) -> tuple[_Pattern, ...]:
         patterns = self._patterns
@@ -891,6 +979,56 @@ class _Group:
             assert self.definition is not None
             patterns = self._patterns = _family_patterns(self)
         return patterns
+
+    def index(self) -> _NeededIndex:
+        index = self._index
+        if index is None:
+            index = self._index = _NeededIndex(self.patterns())
+        return index
+
+
+class _NeededIndex:
+    """Which patterns of a group may match in a chunk, told from the chunk's words at once
+    instead of pattern by pattern: a pattern whose matches all start with one of some strings
+    (its leading words), or holds (`_Needed`), can only match where a word holds one of their
+    pieces (see `_Needed`). What each word lets in is remembered (bounded). The patterns it
+    lets in are still checked one by one, as before."""
+
+    __slots__ = ("always", "by_word", "pieces")
+
+    def __init__(self, patterns: tuple[_Pattern, ...]) -> None:
+        always = []
+        pieces: list[tuple[_Piece, int]] = []
+        for i, pattern in enumerate(patterns):
+            strings = pattern.leading
+            if strings is None:
+                starts = pattern.regex.needed()
+                strings = starts.strings if starts is not None else None
+            made = _pieces(strings) if strings is not None else None
+            if made is None:
+                always.append(i)
+            else:
+                pieces += [(piece, i) for piece in made]
+        self.always = tuple(always)
+        self.pieces = tuple(pieces)
+        self.by_word: dict[str, tuple[int, ...]] = {}
+
+    def candidates(self, words: set[str]) -> list[int]:
+        """The patterns (by position, in order) that may match in a chunk with these words."""
+        found = set(self.always)
+        by_word = self.by_word
+        for word in words:
+            held = by_word.get(word)
+            if held is None:
+                held = tuple(sorted(
+                    {i for piece, i in self.pieces if _holds_piece(word, (piece,))}))
+                if len(word) <= _IN_WORD_LONGEST:
+                    if len(by_word) >= _IN_WORD_MAX:
+                        by_word.clear()
+                    by_word[word] = held
+            if held:
+                found.update(held)
+        return sorted(found)
 
 
 def _family(
@@ -2092,12 +2230,15 @@ def _first_in(
         group = groups[index]
         if group.near is not None and _no_partner(group.near, text, nearby, whole):
             continue  # as below, for every pattern of the group at once
-        for pattern in group.patterns():
+        patterns = group.patterns()
+        if words is not None and len(patterns) > 4:
+            patterns = tuple(patterns[i] for i in group.index().candidates(words))
+        for pattern in patterns:
             if pattern.leading is not None:
                 if not _holds_one(chunk, pattern.leading):
                     continue  # no match can start in this chunk
             else:
-                starts = pattern.regex.starts()
+                starts = pattern.regex.needed()
                 if starts is not None and not starts.may_match(chunk, words):
                     continue  # the same, read off the parsed regex
             if pattern.near is not None and _no_partner(pattern.near, text, nearby, whole):
@@ -2145,7 +2286,7 @@ def _no_partner(
     on most texts that hold one of their first words no pattern of the family matches."""
     spans = nearby.get(id(near))
     if spans is None:
-        starts = near.starts()
+        starts = near.needed()
         if starts is None or starts.may_match(text, words):
             return False
         spans = nearby[id(near)] = ([], [])

@@ -552,8 +552,9 @@ def _near(t: _Text, anchor: int, positions: list[int]) -> bool:
 
 
 def _build(t: _Text, anchor: _Part, *others: _Part) -> bool:
-    if not all(t.has(part[1]) for part in (anchor, *others)):
-        return False
+    for part in (anchor, *others):
+        if not t.has(part[1]):
+            return False
     anchors = _positions(t, anchor)
     if not anchors:
         return False
