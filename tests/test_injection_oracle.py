@@ -519,12 +519,16 @@ PERSONA_EXTRA = (
 )
 
 
-def persona_texts(count: int, seed: int, extra: float) -> list[str]:
+def persona_texts(count: int, seed: int, extra: float, new: float = 0.0) -> list[str]:
+    """Texts of the persona's words, with `extra` of them the words of attempts and `new` of
+    them made up (names, handles, typos: words the guard has not met before)."""
     rng = random.Random(seed)
     texts = []
     for _ in range(count):
         words = [
-            rng.choice(PERSONA_EXTRA if rng.random() < extra else PERSONA_WORDS)
+            "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9)))
+            if rng.random() < new
+            else rng.choice(PERSONA_EXTRA if rng.random() < extra else PERSONA_WORDS)
             for _ in range(rng.randint(4, 30))
         ]
         texts.append(" ".join(words).replace(" ,", ",").replace(" :", ":").replace(" .", "."))
@@ -532,7 +536,8 @@ def persona_texts(count: int, seed: int, extra: float) -> list[str]:
 
 
 def test_persona_traffic_gets_the_verdict_the_eager_guard_gives() -> None:
-    texts = persona_texts(3000, 7, 0.0) + persona_texts(3000, 8, 0.15)
+    texts = (persona_texts(3000, 7, 0.0) + persona_texts(3000, 8, 0.15)
+             + persona_texts(1500, 9, 0.2, new=0.3) + persona_texts(500, 10, 0.3, new=0.1))
     differ = [(text[:60], injection_reason(text), oracle(text))
               for text in texts if injection_reason(text) != oracle(text)]
     assert not differ

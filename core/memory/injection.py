@@ -289,29 +289,35 @@ class _Needed:
         # Further sets every match also holds one string of.
         self.more = tuple(_Needed(other) for other in more)
 
-    def may_match(self, chunk: str, words: set[str] | None) -> bool:
+    def may_match(self, chunk: str, words: set[str] | None) -> bool | None:
         """False only when `chunk` (whose runs of word characters are `words`, if given)
-        holds none of the strings (or none of one of the further sets)."""
-        if not self._may_match(chunk, words):
-            return False
-        for other in self.more:  # noqa: SIM110 — a plain loop, not all() over a generator
-            if not other._may_match(chunk, words):
+        holds none of the strings (or none of one of the further sets); None when that was
+        not told cheaply (many words not met before), True when it holds them."""
+        unsure = False
+        for needed in (self, *self.more):
+            held = needed._may_match(chunk, words)
+            if held is False:
                 return False
-        return True
+            unsure = unsure or held is None
+        return None if unsure else True
 
-    def _may_match(self, chunk: str, words: set[str] | None) -> bool:
+    def _may_match(self, chunk: str, words: set[str] | None) -> bool | None:
         pieces = self.pieces
         if pieces is None or words is None or len(self.strings) <= 8:
             return _holds_one(chunk, self.strings)
         if self.bare and _holds_one(chunk, self.bare):
             return True
         by_word = self.by_word
+        unknown = 0
         for word in words:
             held = by_word.get(word)
             if held is None:
+                unknown += 1
+                if unknown > _LEARN:
+                    return None  # many words not met before: unsure
                 held = _holds_piece(word, pieces)
                 if len(word) <= _IN_WORD_LONGEST:
-                    if len(by_word) >= _IN_WORD_MAX:
+                    if len(by_word) >= _BY_WORD_MAX:
                         by_word.clear()
                     by_word[word] = held
             if held:
@@ -994,7 +1000,7 @@ class _NeededIndex:
     pieces (see `_Needed`). What each word lets in is remembered (bounded). The patterns it
     lets in are still checked one by one, as before."""
 
-    __slots__ = ("always", "by_word", "pieces")
+    __slots__ = ("always", "by_word", "pieces", "size")
 
     def __init__(self, patterns: tuple[_Pattern, ...]) -> None:
         always = []
@@ -1011,19 +1017,24 @@ class _NeededIndex:
                 pieces += [(piece, i) for piece in made]
         self.always = tuple(always)
         self.pieces = tuple(pieces)
+        self.size = len(patterns)
         self.by_word: dict[str, tuple[int, ...]] = {}
 
     def candidates(self, words: set[str]) -> list[int]:
         """The patterns (by position, in order) that may match in a chunk with these words."""
         found = set(self.always)
         by_word = self.by_word
+        unknown = 0
         for word in words:
             held = by_word.get(word)
             if held is None:
+                unknown += 1
+                if unknown > _LEARN:
+                    return list(range(self.size))  # unsure: every pattern, as before
                 held = tuple(sorted(
                     {i for piece, i in self.pieces if _holds_piece(word, (piece,))}))
                 if len(word) <= _IN_WORD_LONGEST:
-                    if len(by_word) >= _IN_WORD_MAX:
+                    if len(by_word) >= _BY_WORD_MAX:
                         by_word.clear()
                     by_word[word] = held
             if held:
@@ -2035,11 +2046,14 @@ class _Needles:
     without one is always tested, and one with a non-ASCII character is skipped on ASCII text,
     which cannot hold it."""
 
-    __slots__ = ("all", "ascii_in_words", "in_words", "unpieced", "with_piece")
+    __slots__ = ("all", "ascii_all", "ascii_in_words", "everything", "in_words", "unpieced",
+                 "with_piece")
 
     def __init__(self, needles: tuple[str, ...]) -> None:
         word = _WORDS.get()
         self.all = frozenset(needles)
+        self.everything = needles
+        self.ascii_all = tuple(n for n in needles if n.isascii())
         with_piece: dict[str, list[str]] = {}
         unpieced = []
         for needle in needles:
@@ -2065,7 +2079,12 @@ _NEEDLES: list[_Needles] = []
 # are not kept.
 _IN_WORD: dict[str, tuple[str, ...]] = {}
 _IN_WORD_MAX = 100_000
+# The same for each regex's and each family's own table (there are a few dozen of them).
+_BY_WORD_MAX = 16_384
 _IN_WORD_LONGEST = 40
+# New words learned per chunk by each table; a chunk with more words not met before is judged
+# the way it was before the tables (its needles tested on it, the regex run).
+_LEARN = 3
 # The last chunk seen and what it holds: published in one assignment, so a thread reading it
 # sees a matching pair, and a chunk that is not the one kept is simply looked at again.
 _LAST_SEEN: list[tuple[str, _Seen] | None] = [None]
@@ -2098,17 +2117,28 @@ def _seen(chunk: str) -> _Seen:
         return last[1]
     needles = _all_needles()
     words = _words_of(chunk)
-    found: set[str] = set()
     remembered = _IN_WORD
+    unknown = [word for word in words if word not in remembered]
+    for word in unknown[:_LEARN]:
+        candidates = needles.ascii_in_words if word.isascii() else needles.in_words
+        holds = tuple([n for n in candidates if n in word])
+        if len(word) <= _IN_WORD_LONGEST:
+            if len(remembered) >= _IN_WORD_MAX:
+                remembered.clear()
+            remembered[word] = holds
+    if len(unknown) > _LEARN:
+        # Many words not met before (names, handles, links): testing each needle on the
+        # chunk once costs less than reading every new word now; a few are learned per chunk.
+        everything = needles.ascii_all if chunk.isascii() else needles.everything
+        seen = _Seen({n for n in everything if n in chunk}, words)
+        _LAST_SEEN[0] = (chunk, seen)
+        return seen
+    found: set[str] = set()
     for word in words:
         held = remembered.get(word)
+        # A word too long to be kept, or the table was cleared meanwhile: read it now.
         if held is None:
-            candidates = needles.ascii_in_words if word.isascii() else needles.in_words
-            held = tuple([n for n in candidates if n in word])
-            if len(word) <= _IN_WORD_LONGEST:
-                if len(remembered) >= _IN_WORD_MAX:
-                    remembered.clear()
-                remembered[word] = held
+            held = tuple([n for n in needles.in_words if n in word])
         if held:
             found.update(held)
     with_piece = needles.with_piece
@@ -2239,7 +2269,7 @@ def _first_in(
                     continue  # no match can start in this chunk
             else:
                 starts = pattern.regex.needed()
-                if starts is not None and not starts.may_match(chunk, words):
+                if starts is not None and starts.may_match(chunk, words) is False:
                     continue  # the same, read off the parsed regex
             if pattern.near is not None and _no_partner(pattern.near, text, nearby, whole):
                 # No partner anywhere in the text: no match of this pattern could count, so
@@ -2287,7 +2317,11 @@ def _no_partner(
     spans = nearby.get(id(near))
     if spans is None:
         starts = near.needed()
-        if starts is None or starts.may_match(text, words):
+        held = starts.may_match(text, words) if starts is not None else None
+        if held is None:
+            # Not told cheaply: the partners are found now, as they always were.
+            return not _near_spans(near, text, nearby)[0]
+        if held:
             return False
         spans = nearby[id(near)] = ([], [])
     return not spans[0]
