@@ -278,14 +278,16 @@ class _Needed:
     it, the word starts with it. A text none of whose words holds a piece so cannot hold the
     strings. What each word holds is remembered (bounded)."""
 
-    __slots__ = ("bare", "by_word", "more", "pieces", "strings")
+    __slots__ = ("bare", "holding", "lacking", "more", "pieces", "strings")
 
     def __init__(self, strings: tuple[str, ...], *more: tuple[str, ...]) -> None:
         self.strings = strings
         # Strings without a word character are tested on the text itself.
         self.bare = tuple(string for string in strings if not _WORDS.get().search(string))
         self.pieces = _pieces(tuple(string for string in strings if string not in self.bare))
-        self.by_word: dict[str, bool] = {}
+        # Words met before that hold a piece, and that hold none.
+        self.holding: set[str] = set()
+        self.lacking: set[str] = set()
         # Further sets every match also holds one string of.
         self.more = tuple(_Needed(other) for other in more)
 
@@ -307,22 +309,24 @@ class _Needed:
             return _holds_one(chunk, self.strings)
         if self.bare and _holds_one(chunk, self.bare):
             return True
-        by_word = self.by_word
-        unknown = 0
-        for word in words:
-            held = by_word.get(word)
-            if held is None:
-                unknown += 1
-                if unknown > _LEARN:
-                    return None  # many words not met before: unsure
-                held = _holds_piece(word, pieces)
-                if len(word) <= _IN_WORD_LONGEST:
-                    if len(by_word) >= _BY_WORD_MAX:
-                        by_word.clear()
-                    by_word[word] = held
-            if held:
-                return True
-        return False
+        holding, lacking = self.holding, self.lacking
+        if not holding.isdisjoint(words):
+            return True
+        unknown = words.difference(lacking)
+        if not unknown:
+            return False
+        if len(unknown) > _LEARN:
+            return None  # many words not met before: unsure
+        if len(holding) + len(lacking) >= _BY_WORD_MAX:
+            holding.clear()
+            lacking.clear()
+        held = False
+        for word in unknown:
+            holds = _holds_piece(word, pieces)
+            if len(word) <= _IN_WORD_LONGEST:
+                (holding if holds else lacking).add(word)
+            held = held or holds
+        return held
 
 
 _Piece = tuple[str, bool, bool]
