@@ -118,18 +118,18 @@ class _Regex:
         return compiled
 
     def needed(self) -> _Needed | None:
-        """What every match holds (`_Needed`), read when first asked for, or None."""
+        """What every match starts with (`_Needed`), read when first asked for, or None."""
         starts = self._needed
         if starts is False:
             source = _fold_source(self.source) if self.fold else self.source
-            clauses = _needed_strings(source, self.flags)
-            starts = self._needed = _Needed(*clauses) if clauses else None
+            strings = _needed_strings(source, self.flags)
+            starts = self._needed = _Needed(strings) if strings else None
         return starts  # type: ignore[return-value]
 
 
 # ---------------------------------------------------------------------------------------------
-# What a match must hold, read off the parsed regex, so a regex is not run on text that holds
-# none of it (most texts hold none of the words most patterns start with).
+# What a match must start with, read off the parsed regex, so a regex is not run on text that
+# holds none of it (most texts hold none of the words most patterns start with).
 
 _STARTS_MAX = 1024
 _ZERO_WIDTH = (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT)
@@ -197,90 +197,34 @@ def _prefixes(items: list[tuple[Any, Any]]) -> set[str]:
     return out
 
 
-def _required(items: list[tuple[Any, Any]]) -> set[str] | None:
-    """Strings one of which every match of the parsed items holds, or None when none is
-    known (the fewest of `_clauses`)."""
-    clauses = _clauses(items)
-    return clauses[0] if clauses else None
-
-
-def _clauses(items: list[tuple[Any, Any]]) -> list[set[str]]:
-    """Sets of strings, every match of the parsed items holding one string of each: what every
-    match starts with (`_prefixes`), what a run of items whose matches are a known set
-    matches, what every match of one of the items holds. Sets with a lone letter, digit or
-    space (which nearly any text holds) are left out; the fewest strings first."""
-    candidates = [_prefixes(items)]
-    run = {""}
-    for op, av in items:
-        exact = _exact([(op, av)])
-        if exact is not None and len(run) * len(exact) <= _STARTS_MAX:
-            run = {a + b for a in run for b in exact}
-            continue
-        candidates.append(run)
-        run = {""}
-        if exact is not None:
-            run = exact
-            continue
-        found = _required_of(op, av)
-        if found:
-            candidates.append(found)
-    candidates.append(run)
-    usable = [found for found in candidates if found and "" not in found and not any(
-        len(string) == 1 and (string.isalnum() or string.isspace()) for string in found)]
-    usable.sort(key=lambda found: (len(found), -min(map(len, found))))
-    return [found for i, found in enumerate(usable) if found not in usable[:i]]
-
-
-def _required_of(op: Any, av: Any) -> set[str] | None:
-    """Strings one of which every match of one parsed item holds, or None."""
-    exact = _exact([(op, av)])
-    if exact is not None:
-        return None if "" in exact else exact  # an item that may match nothing holds nothing
-    if op is _sre.SUBPATTERN and not (av[1] or av[2]):
-        return _required(list(av[3]))
-    if op is _sre.BRANCH:
-        found: set[str] = set()
-        for branch in av[1]:
-            each = _required(list(branch))
-            if each is None or len(found) + len(each) > _STARTS_MAX:
-                return None
-            found |= each
-        return found
-    if op in _REPEATS and av[0] >= 1:
-        return _required(list(av[2]))
-    return None
-
-
-_CLAUSES_MAX = 3
-
-
-def _needed_strings(source: str, flags: int = 0) -> tuple[tuple[str, ...], ...] | None:
-    """Sets of strings, every match of `source` holding one string of each (what it starts
-    with, what its parts hold; at most `_CLAUSES_MAX`, the fewest strings first), or None when
-    none is known (or the pattern ignores case). tests/test_injection_fast_paths.py checks
-    them against every match on its corpora."""
+def _needed_strings(source: str, flags: int = 0) -> tuple[str, ...] | None:
+    """Strings one of which every match of `source` starts with (and so holds), or None when
+    that is not known (a match may start with anything, or the pattern ignores case).
+    tests/test_injection_fast_paths.py checks them against every match on its corpora."""
     try:
         tree = _sre_parser.parse(source, flags)
     except Exception:  # noqa: BLE001 — the parser is the standard library's own; unsure: no gate
         return None
     if tree.state.flags & ~re.UNICODE:
         return None
-    clauses = _clauses(list(tree))[:_CLAUSES_MAX]
-    return tuple(tuple(sorted(found)) for found in clauses) or None
+    found = _prefixes(list(tree))
+    if not found or "" in found:
+        return None
+    return tuple(sorted(found))
 
 
 class _Needed:
-    """Strings one of which every match of a regex holds, so text holding none of them cannot
-    hold a match. Tested on the text directly when they are few; otherwise through
+    """Strings one of which every match of a regex starts with, so text holding none of them
+    cannot hold a match. Tested on the text directly when they are few; otherwise through
     the text's words. Each string's longest run of word characters (its piece) lies inside one
     word of any text that holds the string; where the string goes on past the piece with a
     sign or a space, that word ends with the piece, and where a sign or a space comes before
     it, the word starts with it. A text none of whose words holds a piece so cannot hold the
     strings. What each word holds is remembered (bounded)."""
 
-    __slots__ = ("bare", "holding", "lacking", "more", "pieces", "strings")
+    __slots__ = ("bare", "holding", "lacking", "pieces", "strings")
 
-    def __init__(self, strings: tuple[str, ...], *more: tuple[str, ...]) -> None:
+    def __init__(self, strings: tuple[str, ...]) -> None:
         self.strings = strings
         # Strings without a word character are tested on the text itself.
         self.bare = tuple(string for string in strings if not _WORDS.get().search(string))
@@ -288,20 +232,12 @@ class _Needed:
         # Words met before that hold a piece, and that hold none.
         self.holding: set[str] = set()
         self.lacking: set[str] = set()
-        # Further sets every match also holds one string of.
-        self.more = tuple(_Needed(other) for other in more)
 
     def may_match(self, chunk: str, words: set[str] | None) -> bool | None:
         """False only when `chunk` (whose runs of word characters are `words`, if given)
-        holds none of the strings (or none of one of the further sets); None when that was
-        not told cheaply (many words not met before), True when it holds them."""
-        unsure = False
-        for needed in (self, *self.more):
-            held = needed._may_match(chunk, words)
-            if held is False:
-                return False
-            unsure = unsure or held is None
-        return None if unsure else True
+        holds none of the strings; None when that was not told cheaply (many words not met
+        before), True when it holds one."""
+        return self._may_match(chunk, words)
 
     def _may_match(self, chunk: str, words: set[str] | None) -> bool | None:
         pieces = self.pieces
@@ -966,7 +902,7 @@ class _Group:
     published in one assignment, so two threads that race both build the same patterns and
     either result may be kept."""
 
-    __slots__ = ("_index", "_patterns", "anchors", "definition", "near", "needles")
+    __slots__ = ("_patterns", "anchors", "definition", "near", "needles")
 
     def __init__(
         self,
@@ -981,7 +917,6 @@ class _Group:
         self.near = near
         self._patterns = patterns
         self.definition = definition
-        self._index: _NeededIndex | None = None
 
     def patterns(self) -> tuple[_Pattern, ...]:
         patterns = self._patterns
@@ -989,61 +924,6 @@ class _Group:
             assert self.definition is not None
             patterns = self._patterns = _family_patterns(self)
         return patterns
-
-    def index(self) -> _NeededIndex:
-        index = self._index
-        if index is None:
-            index = self._index = _NeededIndex(self.patterns())
-        return index
-
-
-class _NeededIndex:
-    """Which patterns of a group may match in a chunk, told from the chunk's words at once
-    instead of pattern by pattern: a pattern whose matches all start with one of some strings
-    (its leading words), or holds (`_Needed`), can only match where a word holds one of their
-    pieces (see `_Needed`). What each word lets in is remembered (bounded). The patterns it
-    lets in are still checked one by one, as before."""
-
-    __slots__ = ("always", "by_word", "pieces", "size")
-
-    def __init__(self, patterns: tuple[_Pattern, ...]) -> None:
-        always = []
-        pieces: list[tuple[_Piece, int]] = []
-        for i, pattern in enumerate(patterns):
-            strings = pattern.leading
-            if strings is None:
-                starts = pattern.regex.needed()
-                strings = starts.strings if starts is not None else None
-            made = _pieces(strings) if strings is not None else None
-            if made is None:
-                always.append(i)
-            else:
-                pieces += [(piece, i) for piece in made]
-        self.always = tuple(always)
-        self.pieces = tuple(pieces)
-        self.size = len(patterns)
-        self.by_word: dict[str, tuple[int, ...]] = {}
-
-    def candidates(self, words: set[str]) -> list[int]:
-        """The patterns (by position, in order) that may match in a chunk with these words."""
-        found = set(self.always)
-        by_word = self.by_word
-        unknown = 0
-        for word in words:
-            held = by_word.get(word)
-            if held is None:
-                unknown += 1
-                if unknown > _LEARN:
-                    return list(range(self.size))  # unsure: every pattern, as before
-                held = tuple(sorted(
-                    {i for piece, i in self.pieces if _holds_piece(word, (piece,))}))
-                if len(word) <= _IN_WORD_LONGEST:
-                    if len(by_word) >= _BY_WORD_MAX:
-                        by_word.clear()
-                    by_word[word] = held
-            if held:
-                found.update(held)
-        return sorted(found)
 
 
 def _family(
@@ -2086,8 +1966,11 @@ _IN_WORD_MAX = 100_000
 # The same for each regex's and each family's own table (there are a few dozen of them).
 _BY_WORD_MAX = 16_384
 _IN_WORD_LONGEST = 40
-# New words learned per chunk by each table; a chunk with more words not met before is judged
-# the way it was before the tables (its needles tested on it, the regex run).
+# A chunk with more words not met before (names, handles, typos) than this is judged the way
+# it was before the tables: its needles tested on it, its partners found first, its regexes
+# run. Reading a new word costs a test per needle or piece, so learning them all would make a
+# text full of new words cost more than the scans the tables save: the needle table learns
+# this many from such a chunk, the regexes' tables only learn from chunks with few new words.
 _LEARN = 3
 # The last chunk seen and what it holds: published in one assignment, so a thread reading it
 # sees a matching pair, and a chunk that is not the one kept is simply looked at again.
@@ -2264,10 +2147,7 @@ def _first_in(
         group = groups[index]
         if group.near is not None and _no_partner(group.near, text, nearby, whole):
             continue  # as below, for every pattern of the group at once
-        patterns = group.patterns()
-        if words is not None and len(patterns) > 4:
-            patterns = tuple(patterns[i] for i in group.index().candidates(words))
-        for pattern in patterns:
+        for pattern in group.patterns():
             if pattern.leading is not None:
                 if not _holds_one(chunk, pattern.leading):
                     continue  # no match can start in this chunk
