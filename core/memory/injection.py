@@ -101,7 +101,7 @@ class _Regex:
     Safe from several threads without a lock: compiling is pure, so two threads that race
     both compile the same pattern and either result may be kept."""
 
-    __slots__ = ("_compiled", "_needed", "flags", "fold", "source")
+    __slots__ = ("_asked", "_compiled", "_needed", "flags", "fold", "source")
 
     def __init__(self, source: str, flags: int = 0, *, fold: bool = False) -> None:
         self.source = source
@@ -109,6 +109,7 @@ class _Regex:
         self.fold = fold
         self._compiled: re.Pattern[str] | None = None
         self._needed: _Needed | bool | None = False  # False: not read yet
+        self._asked = 0
 
     def get(self) -> re.Pattern[str]:
         compiled = self._compiled
@@ -118,9 +119,15 @@ class _Regex:
         return compiled
 
     def needed(self) -> _Needed | None:
-        """What every match starts with (`_Needed`), read when first asked for, or None."""
+        """What every match starts with (`_Needed`), or None. Read only once the regex has
+        been asked about `_READ_AFTER` times: parsing the largest sources costs tens of
+        milliseconds, which a process that screens a few texts (a `remember` run) would pay
+        for nothing; a process that screens many pays it once."""
         starts = self._needed
         if starts is False:
+            self._asked += 1
+            if self._asked < _READ_AFTER:
+                return None
             source = _fold_source(self.source) if self.fold else self.source
             strings = _needed_strings(source, self.flags)
             starts = self._needed = _Needed(strings) if strings else None
@@ -132,6 +139,7 @@ class _Regex:
 # holds none of it (most texts hold none of the words most patterns start with).
 
 _STARTS_MAX = 1024
+_READ_AFTER = 64
 _ZERO_WIDTH = (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT)
 _REPEATS = (_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT)
 
