@@ -249,8 +249,12 @@ class _Needed:
 
     def _may_match(self, chunk: str, words: set[str] | None) -> bool | None:
         pieces = self.pieces
-        if pieces is None or words is None or len(self.strings) <= 8:
+        if len(self.strings) <= 8:
             return _holds_one(chunk, self.strings)
+        if pieces is None or words is None:
+            # Many strings and no words to read them through: testing each on a long text
+            # would cost more than the regex.
+            return None
         if self.bare and _holds_one(chunk, self.bare):
             return True
         holding, lacking = self.holding, self.lacking
