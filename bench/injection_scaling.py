@@ -15,7 +15,10 @@ families lazily), side by side in one run.
    the clause, decoding and hidden-character modules it imports).
 2. Per text, CPU time in a process per tree (three, in turns; the best kept), warm (patterns
    already made): every line of the prose corpus, the benign imperatives and near misses, one
-   text at a time.
+   text at a time; and a persona's traffic: the distinct texts ("text" and "they") of the
+   events bench/sync_log.py generates (20,000 by default), which talk about models, agents,
+   prompts and tokens all day, so many families' gates open (what `tactful sync-log` screens;
+   per text as the median of the turns, and the ratio of each turn's pair).
 3. Growth: for texts of 1 KB to 100 KB (1 MB with --full), the time per kilobyte of the guard,
    beside two baselines over the same text in the same process (`str.lower`, and `re.search`
    of a pattern that never matches, which reads the whole text once). Flat rows mean linear
@@ -32,6 +35,7 @@ PYTHONPATH; every process runs with bytecode written and read, as on any install
 PYTHONDONTWRITEBYTECODE would otherwise time compiling). CPU times are best of --repeat runs.
 
 Run: .venv/bin/python bench/injection_scaling.py [--before REV] [--rounds 11] [--full]
+     [--persona 20000] [--persona-only]
 """
 
 from __future__ import annotations
@@ -40,11 +44,13 @@ import argparse
 import json
 import os
 import re
+import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from earlier_trees import (
     Command,
@@ -109,6 +115,24 @@ def growth_texts(judge: Callable[[str], str | None], size: int) -> dict[str, str
     }
 
 
+def persona_texts(count: int) -> list[str]:
+    """The first `count` distinct texts of the sync-log bench's events, in order."""
+    from datetime import UTC, datetime, timedelta
+
+    from sync_log import Generator
+
+    seen: dict[str, None] = {}
+    generator = Generator(10_000)
+    while len(seen) < count:
+        for event in generator.events(5_000, datetime(2026, 1, 1, tzinfo=UTC),
+                                      timedelta(days=30)):
+            for key in ("text", "they"):
+                text = event.get(key)
+                if isinstance(text, str):
+                    seen[text] = None
+    return list(seen)[:count]
+
+
 def best(fn: Callable[[str], object], text: str, repeat: int) -> float:
     runs = max(1, min(200, 200_000 // max(len(text), 1)))
     times = []
@@ -126,6 +150,17 @@ def worker(path: Path, repeat: int) -> None:
     from tactful.core.memory.injection import injection_reason
 
     job = json.loads(path.read_text(encoding="utf-8"))
+    persona: list[str] = job["persona"]
+    for text in persona[:2000]:
+        injection_reason(text)  # warm, as above
+    persona_runs = []
+    for _ in range(repeat):
+        started = time.process_time()
+        flagged = sum(injection_reason(text) is not None for text in persona)
+        persona_runs.append((time.process_time() - started) / max(len(persona), 1))
+    if job.get("persona_only"):
+        print(json.dumps({"persona": min(persona_runs), "flagged": flagged}))
+        return
     short: list[str] = job["short"]
     for text in short:
         injection_reason(text)  # warm: every pattern these texts reach is made
@@ -139,7 +174,8 @@ def worker(path: Path, repeat: int) -> None:
     for key, text in job["growth"].items():
         assert injection_reason(text) is None, key
         growth[key] = best(injection_reason, text, repeat)
-    print(json.dumps({"per_text": min(per_text), "growth": growth}))
+    print(json.dumps({"per_text": min(per_text), "growth": growth,
+                      "persona": min(persona_runs), "flagged": flagged}))
 
 
 IMPORT_GUARD = "import tactful.core.memory.injection"
@@ -185,21 +221,26 @@ def starts(trees: dict[str, Path | None], homes: dict[str, Path], rounds: int) -
                      "the guard", (bare, bare_cpu), 36)
 
 
-def screening(trees: dict[str, Path | None], repeat: int, sizes: tuple[int, ...]) -> None:
+def screening(trees: dict[str, Path | None], repeat: int, sizes: tuple[int, ...],
+              persona: list[str], turns: int, persona_only: bool) -> None:
     from tactful.core.memory.injection import injection_reason
 
     short = [line for line in corpus("prose.txt") + corpus("benign_imperatives.txt")
              + NEAR_MISSES if injection_reason(line) is None]
-    growth = {f"{name}|{size}": text for size in sizes
-              for name, text in growth_texts(injection_reason, size).items()}
+    growth = {} if persona_only else {
+        f"{name}|{size}": text for size in sizes
+        for name, text in growth_texts(injection_reason, size).items()}
     lower = {key: best(str.lower, text, repeat) for key, text in growth.items()}
     search = {key: best(NEVER.search, text, repeat) for key, text in growth.items()}
-    results = {}
+    results: dict[str, dict[str, Any]] = {}
+    persona_turns: dict[str, list[float]] = {name: [] for name in trees}
     with tempfile.TemporaryDirectory() as scratch:
         job = Path(scratch) / "job.json"
-        job.write_text(json.dumps({"short": short, "growth": growth}), encoding="utf-8")
-        # Each tree's worker runs three times, in turns; the best of its runs is kept.
-        for turn in range(3):
+        job.write_text(json.dumps({"short": short, "growth": growth, "persona": persona,
+                                   "persona_only": persona_only}), encoding="utf-8")
+        # Each tree's worker runs `turns` times, in turns; the best of its runs is kept (the
+        # persona figures: every turn, paired).
+        for turn in range(turns):
             order = list(trees.items())
             if turn % 2:
                 order.reverse()
@@ -207,12 +248,28 @@ def screening(trees: dict[str, Path | None], repeat: int, sizes: tuple[int, ...]
                 done = run([sys.executable, __file__, "--worker", str(job), "--repeat",
                             str(repeat)], child_env(tree))
                 got = json.loads(done.stdout)
-                if name in results:
+                persona_turns[name].append(got["persona"])
+                if name in results and not persona_only:
                     got["per_text"] = min(got["per_text"], results[name]["per_text"])
                     got["growth"] = {key: min(value, results[name]["growth"][key])
                                      for key, value in got["growth"].items()}
                 results[name] = got
     names = list(trees)
+    print(f"\nPersona traffic, per text, CPU, warm: {len(persona)} distinct texts of "
+          f"bench/sync_log.py's events (mean {sum(map(len, persona)) / len(persona):.0f} "
+          f"characters), best of {repeat} in each of {turns} turns; median of the turns")
+    for name in names:
+        flagged = results[name]["flagged"]
+        print(f"  {name:44} {statistics.median(persona_turns[name]) * 1e6:>8.1f} us a text"
+              f"   (turns: {', '.join(f'{v * 1e6:.0f}' for v in persona_turns[name])};"
+              f" {flagged} flagged)")
+    if len(names) == 2:
+        pairs = [a / b for a, b in zip(persona_turns[names[0]], persona_turns[names[1]],
+                                        strict=True)]
+        print(f"  {'this tree / earlier':44} {statistics.median(pairs):>8.2f}"
+              f"   (each turn: {', '.join(f'{r:.2f}' for r in pairs)})")
+    if persona_only:
+        return
     print(f"\nPer text, CPU, warm, best of 3 x {repeat}: {len(short)} ordinary texts "
           "(prose, benign imperatives, near misses), one at a time")
     for name in names:
@@ -238,6 +295,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=11)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--full", action="store_true", help="texts up to 1 MB")
+    parser.add_argument("--persona", type=int, default=20_000,
+                        help="distinct texts of the sync-log bench's events")
+    parser.add_argument("--turns", type=int, default=3)
+    parser.add_argument("--persona-only", action="store_true",
+                        help="only the persona traffic figures (no starts, no growth)")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -250,8 +312,10 @@ def main() -> None:
             trees[f"at {args.before}"] = earlier_tree(args.before, Path(scratch) / "before")
         homes = {name: Path(scratch) / f"home{i}" for i, name in enumerate(trees)}
         print(f"load average at start: {os.getloadavg()}")
-        starts(trees, homes, args.rounds)
-        screening(trees, args.repeat, sizes)
+        if not args.persona_only:
+            starts(trees, homes, args.rounds)
+        screening(trees, args.repeat, sizes, persona_texts(args.persona), args.turns,
+                  args.persona_only)
         print(f"load average at end: {os.getloadavg()}")
 
 

@@ -17,6 +17,7 @@ import base64
 import codecs
 import html
 import json
+import random
 import re
 import subprocess
 import sys
@@ -502,6 +503,45 @@ def test_long_texts_read_in_chunks_get_the_eager_verdict() -> None:
 @given(disguised())
 def test_any_text_gets_the_verdict_the_eager_guard_gives(text: str) -> None:
     assert injection_reason(text) == oracle(text)
+
+
+# What a persona account's log carries all day (the vocabulary of bench/sync_log.py's generator):
+# talk about models, agents, prompts and tokens, which opens the gates of many families, so
+# their partners and regexes run. Some are joined with the words of an attempt.
+PERSONA_WORDS = (
+    "evals", "harness", "latency", "model", "release", "benchmark", "thanks", "question",
+    "tokens", "python", "agent", "memory", "paper", "dataset", "launch", "bug", "fix", "demo",
+    "talk", "slides", "prompt", "great", "point", "agree", "later", "share", "notes",
+)
+PERSONA_EXTRA = (
+    "your", "system", "me", "hey", "agents", "ai", "bots", ",", ":", ".", "please", "follow",
+    "ignore", "previous", "instructions", "the", "api", "keys", "operator", "new", "you", "must",
+)
+
+
+def persona_texts(count: int, seed: int, extra: float, new: float = 0.0) -> list[str]:
+    """Texts of the persona's words, with `extra` of them the words of attempts and `new` of
+    them made up (names, handles, typos: words the guard has not met before)."""
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(count):
+        words = [
+            "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9)))
+            if rng.random() < new
+            else rng.choice(PERSONA_EXTRA if rng.random() < extra else PERSONA_WORDS)
+            for _ in range(rng.randint(4, 30))
+        ]
+        texts.append(" ".join(words).replace(" ,", ",").replace(" :", ":").replace(" .", "."))
+    return texts
+
+
+def test_persona_traffic_gets_the_verdict_the_eager_guard_gives() -> None:
+    texts = (persona_texts(3000, 7, 0.0) + persona_texts(3000, 8, 0.15)
+             + persona_texts(1500, 9, 0.2, new=0.3) + persona_texts(500, 10, 0.3, new=0.1))
+    differ = [(text[:60], injection_reason(text), oracle(text))
+              for text in texts if injection_reason(text) != oracle(text)]
+    assert not differ
+    assert any(oracle(text) for text in texts)  # some of the mixed texts are attempts
 
 
 THREADED = r"""

@@ -42,9 +42,12 @@ reach on corpora written apart from them. Hidden characters are judged in `injec
 and the encoded spans found and decoded in `injection_decoding`.
 
 Cost is linear in the length of the text: long texts are read in overlapping chunks; a pattern
-runs only on chunks holding its needles or anchor words; each alternative of a family is its
+runs only on chunks holding its needles or anchor words (found once per chunk, through the
+chunk's distinct words, and shared by every pass over it); each alternative of a family is its
 own pattern so the engine can skip to the letters it starts with, and is skipped on a chunk
-without the words every match of it starts with; two-part patterns pair their parts by
+without the words every match of it starts with; any regex, and a two-part pattern's partner,
+is skipped on text that holds none of the strings its matches must hold (read off the parsed
+regex); a partner is only searched for once a match needs one, and the parts are paired by
 bisection; decoding never reaches beyond the encoded spans. Importing costs little: regexes
 are compiled when first used and a family's patterns are made when a text first opens its
 gate, so a process pays only for what its texts reach. `bench/privacy_gate.py` and
@@ -60,9 +63,20 @@ import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 
+# The standard library's own regex parser, to read what a pattern's matches start with; `re`
+# has loaded both already, so importing them costs nothing.
+from re import _constants as _sre  # type: ignore[attr-defined]
+from re import _parser as _sre_parser  # type: ignore[attr-defined]
+
 from tactful.core.memory.injection_clauses import clause_reason
 from tactful.core.memory.injection_decoding import decodings
 from tactful.core.memory.injection_hidden import hidden_characters
+
+# `typing` only for the type checker (which reads any TYPE_CHECKING as true): importing it
+# would cost every process that imports the guard a few milliseconds.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["injection_reason"]
 
@@ -87,13 +101,15 @@ class _Regex:
     Safe from several threads without a lock: compiling is pure, so two threads that race
     both compile the same pattern and either result may be kept."""
 
-    __slots__ = ("_compiled", "flags", "fold", "source")
+    __slots__ = ("_asked", "_compiled", "_needed", "flags", "fold", "source")
 
     def __init__(self, source: str, flags: int = 0, *, fold: bool = False) -> None:
         self.source = source
         self.flags = flags
         self.fold = fold
         self._compiled: re.Pattern[str] | None = None
+        self._needed: _Needed | bool | None = False  # False: not read yet
+        self._asked = 0
 
     def get(self) -> re.Pattern[str]:
         compiled = self._compiled
@@ -101,6 +117,190 @@ class _Regex:
             source = _fold_source(self.source) if self.fold else self.source
             compiled = self._compiled = re.compile(source, self.flags)
         return compiled
+
+    def needed(self) -> _Needed | None:
+        """What every match starts with (`_Needed`), or None. Read only once the regex has
+        been asked about `_READ_AFTER` times: parsing the largest sources costs tens of
+        milliseconds, which a process that screens a few texts (a `remember` run) would pay
+        for nothing; a process that screens many pays it once."""
+        starts = self._needed
+        if starts is False:
+            self._asked += 1
+            if self._asked < _READ_AFTER:
+                return None
+            source = _fold_source(self.source) if self.fold else self.source
+            strings = _needed_strings(source, self.flags)
+            starts = self._needed = _Needed(strings) if strings else None
+        return starts  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------------------------------
+# What a match must start with, read off the parsed regex, so a regex is not run on text that
+# holds none of it (most texts hold none of the words most patterns start with).
+
+_STARTS_MAX = 1024
+_READ_AFTER = 64
+_ZERO_WIDTH = (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT)
+_REPEATS = (_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT)
+
+
+def _exact(items: list[tuple[Any, Any]]) -> set[str] | None:
+    """Every string the parsed items can match, when that is a small known set, else None.
+    Zero-width items match the empty string."""
+    out = {""}
+    for op, av in items:
+        got: set[str] | None
+        if op is _sre.LITERAL:
+            got = {chr(av)}
+        elif op in _ZERO_WIDTH:
+            got = {""}
+        elif op is _sre.SUBPATTERN:
+            _, add, remove, sub = av
+            got = None if add or remove else _exact(list(sub))
+        elif op is _sre.BRANCH:
+            got = set()
+            for sub in av[1]:
+                each = _exact(list(sub))
+                if each is None:
+                    got = None
+                    break
+                got |= each
+        elif op is _sre.IN:
+            members = list(av)
+            got = ({chr(v) for _, v in members}
+                   if all(o is _sre.LITERAL for o, _ in members) else None)
+        elif op in _REPEATS and av[:2] == (0, 1):
+            each = _exact(list(av[2]))
+            got = None if each is None else each | {""}
+        else:
+            got = None
+        if got is None or len(out) * len(got) > _STARTS_MAX:
+            return None
+        out = {a + b for a in out for b in got}
+    return out
+
+
+def _prefixes(items: list[tuple[Any, Any]]) -> set[str]:
+    """Strings one of which every match of the parsed items starts with ("" when nothing is
+    known): the items whose matches are a known set, joined, then what the first other item's
+    matches start with (a group, an alternation, an item repeated at least once)."""
+    out = {""}
+    for op, av in items:
+        each = _exact([(op, av)])
+        if each is not None and len(out) * len(each) <= _STARTS_MAX:
+            out = {a + b for a in out for b in each}
+            continue
+        sub: set[str] | None = None
+        if op is _sre.SUBPATTERN and not (av[1] or av[2]):
+            sub = _prefixes(list(av[3]))
+        elif op is _sre.BRANCH:
+            sub = set()
+            for branch in av[1]:
+                sub |= _prefixes(list(branch))
+        elif op in _REPEATS and av[0] >= 1:
+            sub = _prefixes(list(av[2]))
+        if sub is not None and len(out) * len(sub) <= _STARTS_MAX:
+            out = {a + b for a in out for b in sub}
+        break
+    return out
+
+
+def _needed_strings(source: str, flags: int = 0) -> tuple[str, ...] | None:
+    """Strings one of which every match of `source` starts with (and so holds), or None when
+    that is not known (a match may start with anything, or the pattern ignores case).
+    tests/test_injection_fast_paths.py checks them against every match on its corpora."""
+    try:
+        tree = _sre_parser.parse(source, flags)
+    except Exception:  # noqa: BLE001 — the parser is the standard library's own; unsure: no gate
+        return None
+    if tree.state.flags & ~re.UNICODE:
+        return None
+    found = _prefixes(list(tree))
+    if not found or "" in found:
+        return None
+    return tuple(sorted(found))
+
+
+class _Needed:
+    """Strings one of which every match of a regex starts with, so text holding none of them
+    cannot hold a match. Tested on the text directly when they are few; otherwise through
+    the text's words. Each string's longest run of word characters (its piece) lies inside one
+    word of any text that holds the string; where the string goes on past the piece with a
+    sign or a space, that word ends with the piece, and where a sign or a space comes before
+    it, the word starts with it. A text none of whose words holds a piece so cannot hold the
+    strings. What each word holds is remembered (bounded)."""
+
+    __slots__ = ("bare", "holding", "lacking", "pieces", "strings")
+
+    def __init__(self, strings: tuple[str, ...]) -> None:
+        self.strings = strings
+        # Strings without a word character are tested on the text itself.
+        self.bare = tuple(string for string in strings if not _WORDS.get().search(string))
+        self.pieces = _pieces(tuple(string for string in strings if string not in self.bare))
+        # Words met before that hold a piece, and that hold none.
+        self.holding: set[str] = set()
+        self.lacking: set[str] = set()
+
+    def may_match(self, chunk: str, words: set[str] | None) -> bool | None:
+        """False only when `chunk` (whose runs of word characters are `words`, if given)
+        holds none of the strings; None when that was not told cheaply (many words not met
+        before), True when it holds one."""
+        return self._may_match(chunk, words)
+
+    def _may_match(self, chunk: str, words: set[str] | None) -> bool | None:
+        pieces = self.pieces
+        if len(self.strings) <= 8:
+            return _holds_one(chunk, self.strings)
+        if pieces is None or words is None:
+            # Many strings and no words to read them through: testing each on a long text
+            # would cost more than the regex.
+            return None
+        if self.bare and _holds_one(chunk, self.bare):
+            return True
+        holding, lacking = self.holding, self.lacking
+        if not holding.isdisjoint(words):
+            return True
+        unknown = words.difference(lacking)
+        if not unknown:
+            return False
+        if len(unknown) > _LEARN:
+            return None  # many words not met before: unsure
+        if len(holding) + len(lacking) >= _BY_WORD_MAX:
+            holding.clear()
+            lacking.clear()
+        held = False
+        for word in unknown:
+            holds = _holds_piece(word, pieces)
+            if len(word) <= _IN_WORD_LONGEST:
+                (holding if holds else lacking).add(word)
+            held = held or holds
+        return held
+
+
+_Piece = tuple[str, bool, bool]
+
+
+def _pieces(strings: tuple[str, ...]) -> tuple[_Piece, ...] | None:
+    """Each string's longest run of word characters, and whether a sign or a space comes before
+    it (the word holding it then starts with it) and after it (the word ends with it); None
+    when a string has no word character."""
+    pieces: list[_Piece] = []
+    for string in strings:
+        runs = [m.span() for m in _WORDS.get().finditer(string)]
+        if not runs:
+            return None
+        start, end = max(runs, key=lambda span: span[1] - span[0])
+        pieces.append((string[start:end], start > 0, end < len(string)))
+    return tuple(dict.fromkeys(pieces))
+
+
+def _holds_piece(word: str, pieces: tuple[_Piece, ...]) -> bool:
+    for piece, starts_word, ends_word in pieces:
+        if piece in word and (not starts_word or word.startswith(piece)) and (
+            not ends_word or word.endswith(piece)
+        ):
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -135,6 +335,8 @@ def _normalize(text: str) -> tuple[str, bool]:
         text = stripped
     if not text.isprintable():
         text = _CONTROLS.get().sub(" ", text)
+    if "\n" not in text:
+        return " ".join(text.split()), hid  # one line: the same as below, without the loop
     lines = (" ".join(line.split()) for line in text.split("\n"))
     return "\n".join(line for line in lines if line), hid
 
@@ -152,6 +354,7 @@ _HOMOGLYPHS = str.maketrans(
 _LEET = {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i"}
 # Only digits and symbols touching a letter are stand-ins; "you are now 30" keeps its number.
 _LEET_CHARS = _Regex(r"(?<=[a-z])[013457@$!]|[013457@$!](?=[a-z])")
+_LEET_SIGNS = tuple(_LEET)
 
 
 def _unleet(m: re.Match[str]) -> str:
@@ -160,6 +363,8 @@ def _unleet(m: re.Match[str]) -> str:
 
 def _deobfuscate(norm: str) -> str:
     text = norm if norm.isascii() else norm.translate(_HOMOGLYPHS)
+    if not _holds_one(text, _LEET_SIGNS):
+        return text  # `_LEET_CHARS` needs one of them: nothing to swap
     # Twice, so "1gn0r3" resolves: some stand-ins only touch letters through each other.
     for _ in range(2):
         swapped = _LEET_CHARS.get().sub(_unleet, text)
@@ -177,6 +382,27 @@ _NOT_LETTER = _Regex(r"[^a-z]+")
 # Letters spaced out ("i g n o r e") or split by punctuation inside a word ("ig-nore",
 # "ignore.previous"): the signs of a disguise that make squashing worth the risk.
 _SPLIT_WORDS = _Regex(r"(?:\b[a-z][\s.\-_*·|~]+){3,}[a-z]\b|[a-z][.\-_*·|~]+[a-z]")
+
+
+# The signs `_SPLIT_WORDS` separates with, besides whitespace.
+_SPLIT_SIGNS = (".", "-", "_", "*", "·", "|", "~")
+
+
+def _may_be_split(plain: str) -> bool:
+    """False only where `_SPLIT_WORDS` cannot match, found without running it (it tries every
+    position). Without one of its signs, a match needs a letter that starts a word and is
+    followed by whitespace: a whitespace-separated token of one character, or one whose
+    letter follows a character that is not a word character (so the token is not all
+    letters and digits). Anything else answers True and the regex decides."""
+    if _holds_one(plain, _SPLIT_SIGNS):
+        return True
+    if plain.replace(" ", "").replace("\n", "").isalnum():
+        # Every token is letters and digits: only a one-character token is left to look for.
+        return min(map(len, plain.split()), default=2) < 2
+    for token in plain.split():  # noqa: SIM110 — a plain loop, not any() over a generator
+        if len(token) < 2 or not token.isalnum():
+            return True
+    return False
 
 
 def _squash(deobfuscated: str) -> str:
@@ -1675,19 +1901,156 @@ def _wordish(ch: str) -> bool:
 
 class _Gates:
     """Which groups each needle and each anchor word lets run. A chunk tests every needle once
-    and looks its words up once, instead of testing the gates group by group."""
+    and looks its words up once, instead of testing the gates group by group. `shared`: every
+    needle is one `_seen` looks for, so the chunk's needles can be taken from it."""
 
-    __slots__ = ("always", "by_needle", "by_word", "needles", "words")
+    __slots__ = ("always", "by_needle", "by_word", "needles", "shared", "words")
 
     def __init__(
         self, needles: tuple[str, ...], by_needle: dict[str, tuple[int, ...]],
         words: frozenset[str], by_word: dict[str, tuple[int, ...]], always: tuple[int, ...],
+        shared: bool,
     ) -> None:
         self.needles = needles
         self.by_needle = by_needle
         self.words = words
         self.by_word = by_word
         self.always = always
+        self.shared = shared
+
+
+class _Seen:
+    """What one chunk holds: its words (runs of `\\w`), and which of the guard's needles occur
+    in it. Found once per chunk and shared by the role, pattern and family passes over it."""
+
+    __slots__ = ("needles", "words")
+
+    def __init__(self, needles: set[str], words: set[str]) -> None:
+        self.needles = needles
+        self.words = words
+
+
+class _Needles:
+    """Every needle of the role, pattern, family and squashed gates, by how it is looked for.
+
+    A needle made only of word characters can only occur inside one run of them, so it is
+    looked for in the chunk's distinct words, and what each word holds is remembered: texts
+    share most of their words, so a chunk costs a dictionary lookup per distinct word instead
+    of a substring test per needle. Any other needle ("you are now", "system ", "<|") is tested
+    on the chunk, but only when a word of the chunk holds its longest run of word characters
+    (its `piece`: every occurrence of the needle has it inside one word of the chunk); a needle
+    without one is always tested, and one with a non-ASCII character is skipped on ASCII text,
+    which cannot hold it."""
+
+    __slots__ = ("all", "ascii_all", "ascii_in_words", "everything", "in_words", "unpieced",
+                 "with_piece")
+
+    def __init__(self, needles: tuple[str, ...]) -> None:
+        word = _WORDS.get()
+        self.all = frozenset(needles)
+        self.everything = needles
+        self.ascii_all = tuple(n for n in needles if n.isascii())
+        with_piece: dict[str, list[str]] = {}
+        unpieced = []
+        for needle in needles:
+            if word.fullmatch(needle):
+                continue
+            runs = word.findall(needle)
+            if runs:
+                with_piece.setdefault(max(runs, key=len), []).append(needle)
+            else:
+                unpieced.append(needle)
+        # Pieces are looked for in words like needles; a piece that is no needle opens no gate.
+        words = dict.fromkeys(n for n in needles if word.fullmatch(n))
+        words.update(dict.fromkeys(with_piece))
+        self.in_words = tuple(words)
+        self.ascii_in_words = tuple(n for n in self.in_words if n.isascii())
+        self.with_piece = {piece: tuple(found) for piece, found in with_piece.items()}
+        self.unpieced = tuple(unpieced)
+
+
+_NEEDLES: list[_Needles] = []
+# Word -> the needles and pieces it holds. Bounded: cleared when full, so memory stays flat
+# however many distinct words a long run meets; long runs (unspaced scripts, squashed text)
+# are not kept.
+_IN_WORD: dict[str, tuple[str, ...]] = {}
+_IN_WORD_MAX = 100_000
+# The same for each regex's and each family's own table (there are a few dozen of them).
+_BY_WORD_MAX = 16_384
+_IN_WORD_LONGEST = 40
+# A chunk with more words not met before (names, handles, typos) than this is judged the way
+# it was before the tables: its needles tested on it, its partners found first, its regexes
+# run. Reading a new word costs a test per needle or piece, so learning them all would make a
+# text full of new words cost more than the scans the tables save: the needle table learns
+# this many from such a chunk, the regexes' tables only learn from chunks with few new words.
+_LEARN = 3
+# The last chunk seen and what it holds: published in one assignment, so a thread reading it
+# sees a matching pair, and a chunk that is not the one kept is simply looked at again.
+_LAST_SEEN: list[tuple[str, _Seen] | None] = [None]
+
+
+def _all_needles() -> _Needles:
+    if not _NEEDLES:
+        found: dict[str, None] = {}
+        for members in (_ROLES, _PATTERNS, _SQUASHED):
+            for pattern in members:
+                found.update(dict.fromkeys(pattern.needles))
+        for group in _FAMILIES:
+            found.update(dict.fromkeys(group.needles))
+        _NEEDLES.append(_Needles(tuple(found)))
+    return _NEEDLES[0]
+
+
+def _words_of(chunk: str) -> set[str]:
+    """The runs of word characters in `chunk`, as `_WORDS.findall` finds them. Text of words
+    and single spaces and newlines alone (as most normalized text is) splits into exactly those
+    runs without the regex: `str.isalnum` is the regex's word character minus "_"."""
+    if chunk.replace(" ", "").replace("\n", "").isalnum():
+        return set(chunk.split())
+    return set(_WORDS.get().findall(chunk))
+
+
+def _seen(chunk: str) -> _Seen:
+    last = _LAST_SEEN[0]
+    if last is not None and (last[0] is chunk or last[0] == chunk):
+        return last[1]
+    needles = _all_needles()
+    words = _words_of(chunk)
+    remembered = _IN_WORD
+    unknown = [word for word in words if word not in remembered]
+    for word in unknown[:_LEARN]:
+        candidates = needles.ascii_in_words if word.isascii() else needles.in_words
+        holds = tuple([n for n in candidates if n in word])
+        if len(word) <= _IN_WORD_LONGEST:
+            if len(remembered) >= _IN_WORD_MAX:
+                remembered.clear()
+            remembered[word] = holds
+    if len(unknown) > _LEARN:
+        # Many words not met before (names, handles, links): testing each needle on the
+        # chunk once costs less than reading every new word now; a few are learned per chunk.
+        everything = needles.ascii_all if chunk.isascii() else needles.everything
+        seen = _Seen({n for n in everything if n in chunk}, words)
+        _LAST_SEEN[0] = (chunk, seen)
+        return seen
+    found: set[str] = set()
+    for word in words:
+        held = remembered.get(word)
+        # A word too long to be kept, or the table was cleared meanwhile: read it now.
+        if held is None:
+            held = tuple([n for n in needles.in_words if n in word])
+        if held:
+            found.update(held)
+    with_piece = needles.with_piece
+    for piece in [p for p in found if p in with_piece]:
+        for needle in with_piece[piece]:
+            if needle in chunk:
+                found.add(needle)
+    for needle in needles.unpieced:
+        if needle in chunk:
+            found.add(needle)
+    seen = _Seen(found, words)
+    _LAST_SEEN[0] = (chunk, seen)
+    return seen
 
 
 _Members = tuple[_Pattern, ...] | tuple[_Group, ...]
@@ -1736,7 +2099,8 @@ def _grouped(members: _Members) -> tuple[tuple[_Group, ...], _Gates]:
         if not (group.needles or group.anchors):
             always.append(index)
     gates = _Gates(tuple(by_needle), {k: tuple(v) for k, v in by_needle.items()},
-                   frozenset(by_word), {k: tuple(v) for k, v in by_word.items()}, tuple(always))
+                   frozenset(by_word), {k: tuple(v) for k, v in by_word.items()}, tuple(always),
+                   _all_needles().all.issuperset(by_needle))
     _GROUPED[id(members)] = (members, groups, gates)
     return groups, gates
 
@@ -1771,19 +2135,39 @@ def _first_in(
 ) -> str | None:
     # A group runs when one of its needles is in the chunk, or one of its anchor words is.
     wanted = set(gates.always)
-    for needle in [n for n in gates.needles if n in chunk]:
-        wanted.update(gates.by_needle[needle])
-    if gates.words:
-        for word in gates.words.intersection(_WORDS.get().findall(chunk)):
-            wanted.update(gates.by_word[word])
+    seen: _Seen | None = None
+    if gates.shared:
+        seen = _seen(chunk)
+        by_needle = gates.by_needle
+        for needle in seen.needles:
+            opened = by_needle.get(needle)
+            if opened:
+                wanted.update(opened)
+        if gates.words:
+            for word in gates.words.intersection(seen.words):
+                wanted.update(gates.by_word[word])
+    else:
+        for needle in [n for n in gates.needles if n in chunk]:
+            wanted.update(gates.by_needle[needle])
+        if gates.words:
+            for word in gates.words.intersection(_WORDS.get().findall(chunk)):
+                wanted.update(gates.by_word[word])
+    words = seen.words if seen is not None else None
+    # The partners' words may be taken from the chunk's only when the chunk is the whole text.
+    whole = words if chunk is text else None
     for index in sorted(wanted):
         group = groups[index]
-        if group.near is not None and not _near_spans(group.near, text, nearby)[0]:
+        if group.near is not None and _no_partner(group.near, text, nearby, whole):
             continue  # as below, for every pattern of the group at once
         for pattern in group.patterns():
-            if pattern.leading is not None and not _holds_one(chunk, pattern.leading):
-                continue  # no match can start in this chunk
-            if pattern.near is not None and not _near_spans(pattern.near, text, nearby)[0]:
+            if pattern.leading is not None:
+                if not _holds_one(chunk, pattern.leading):
+                    continue  # no match can start in this chunk
+            else:
+                starts = pattern.regex.needed()
+                if starts is not None and starts.may_match(chunk, words) is False:
+                    continue  # the same, read off the parsed regex
+            if pattern.near is not None and _no_partner(pattern.near, text, nearby, whole):
                 # No partner anywhere in the text: no match of this pattern could count, so
                 # its regex (a family can have dozens of alternatives) is not run at all.
                 continue
@@ -1812,6 +2196,31 @@ def _holds_one(chunk: str, words: tuple[str, ...]) -> bool:
         if word in chunk:
             return True
     return False
+
+
+def _no_partner(
+    near: _Regex,
+    text: str,
+    nearby: dict[int, tuple[list[int], list[int]]],
+    words: set[str] | None,
+) -> bool:
+    """True when `near` surely matches nowhere in the text: its matches were found and there
+    are none, or the text (whose runs of word characters are `words`, if known) holds none of
+    what a match starts with. False when it matches, or may: then the partners are found only
+    when a pattern's match needs one (`_is_near`). The partners are long alternations the
+    engine tries at every position, most of the cost of a text that opens their family, and
+    on most texts that hold one of their first words no pattern of the family matches."""
+    spans = nearby.get(id(near))
+    if spans is None:
+        starts = near.needed()
+        held = starts.may_match(text, words) if starts is not None else None
+        if held is None:
+            # Not told cheaply: the partners are found now, as they always were.
+            return not _near_spans(near, text, nearby)[0]
+        if held:
+            return False
+        spans = nearby[id(near)] = ([], [])
+    return not spans[0]
 
 
 def _near_spans(
@@ -1865,7 +2274,7 @@ def _reason(norm: str, hid: bool) -> str | None:
                 return reason
     # Squashing throws away the word boundaries that keep "I'd ignore any prompts that..."
     # apart from an order, so it only runs on text that shows signs of a disguise.
-    if not (disguised or _SPLIT_WORDS.get().search(plain)):
+    if not (disguised or (_may_be_split(plain) and _SPLIT_WORDS.get().search(plain))):
         return None
     return _first(_SQUASHED, _squash(plain))
 

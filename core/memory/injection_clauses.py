@@ -211,20 +211,50 @@ class _Text:
     """The words of one text, with the sentence each falls in."""
 
     def __init__(self, norm: str) -> None:
-        self.tokens: list[str] = _TOKEN.findall(norm)
+        # Letters and digits between spaces (as much normalized text is) split into exactly the
+        # tokens `_TOKEN` finds: none of its signs is there, and `str.isalnum` is its `[^\W_]`.
+        self.tokens: list[str] = (
+            norm.split() if norm.replace(" ", "").isalnum() else _TOKEN.findall(norm)
+        )
         self.size = len(self.tokens)
-        # The sentence of each word: how many sentence ends come before it.
-        self.sentence = list(accumulate((t in _SENTENCE_END for t in self.tokens), initial=0))
+        self.vocabulary = frozenset(self.tokens)
+        self._sentence: list[int] | None = None
         self._secrets: list[int] | None = None
-        self.where: dict[str, list[int]] = {}
-        for i, token in enumerate(self.tokens):
-            self.where.setdefault(token, []).append(i)
+        self._where: dict[str, list[int]] | None = None
+
+    # Both are made when a build first needs them: most texts lack a word of every build, and
+    # `has` answers from the vocabulary alone.
+    @property
+    def sentence(self) -> list[int]:
+        """The sentence of each word: how many sentence ends come before it."""
+        sentence = self._sentence
+        if sentence is None:
+            sentence = self._sentence = list(
+                accumulate((t in _SENTENCE_END for t in self.tokens), initial=0)
+            )
+        return sentence
+
+    @property
+    def where(self) -> dict[str, list[int]]:
+        """The positions of each word."""
+        where = self._where
+        if where is None:
+            where = {}
+            for i, token in enumerate(self.tokens):
+                positions = where.get(token)
+                if positions is None:
+                    where[token] = [i]
+                else:
+                    positions.append(i)
+            self._where = where
+        return where
 
     def secret_after(self, i: int, n: int) -> int:
         """The first secret noun among the n words after i, or -1."""
         if self._secrets is None:
-            found = [self.where[w] for w in _SECRET_WORDS if w in self.where]
-            found += [p for w, p in self.where.items() if w.startswith(("config.", "config_"))]
+            where = self.where
+            found = [where[w] for w in _SECRET_WORDS.intersection(self.vocabulary)]
+            found += [p for w, p in where.items() if w.startswith(("config.", "config_"))]
             self._secrets = sorted(i for ps in found for i in ps if _secret(self, i))
         k = bisect_left(self._secrets, i + 1)
         if k < len(self._secrets) and self._secrets[k] <= i + n:
@@ -232,7 +262,7 @@ class _Text:
         return -1
 
     def has(self, words: frozenset[str] | None) -> bool:
-        return words is None or not words.isdisjoint(self.where)
+        return words is None or not words.isdisjoint(self.vocabulary)
 
     def at(self, i: int) -> str:
         return self.tokens[i] if 0 <= i < self.size else ""
@@ -504,7 +534,8 @@ def _positions(t: _Text, part: _Part) -> list[int]:
     if triggers is None:
         candidates: Iterable[int] = range(t.size)
     else:
-        found = [t.where[w] for w in triggers if w in t.where]
+        where = t.where
+        found = [where[w] for w in triggers.intersection(t.vocabulary)]
         candidates = sorted(i for positions in found for i in positions)
     return [i for i in candidates if test(t, i)]
 
@@ -521,8 +552,9 @@ def _near(t: _Text, anchor: int, positions: list[int]) -> bool:
 
 
 def _build(t: _Text, anchor: _Part, *others: _Part) -> bool:
-    if not all(t.has(part[1]) for part in (anchor, *others)):
-        return False
+    for part in (anchor, *others):
+        if not t.has(part[1]):
+            return False
     anchors = _positions(t, anchor)
     if not anchors:
         return False
@@ -540,12 +572,12 @@ def _addressee(t: _Text, i: int) -> bool:
 
 
 def _foreign_reveal_words(t: _Text) -> frozenset[str]:
-    return frozenset(w for w in t.where if w.startswith(_REVEAL_STEMS))
+    return frozenset(w for w in t.vocabulary if w.startswith(_REVEAL_STEMS))
 
 
 def _foreign_prompt_words(t: _Text) -> frozenset[str]:
     return frozenset(
-        w for w in t.where if w.startswith(_PROMPT_NOUNS) or w in _ORDER_NOUNS_FOREIGN
+        w for w in t.vocabulary if w.startswith(_PROMPT_NOUNS) or w in _ORDER_NOUNS_FOREIGN
     )
 
 
@@ -577,8 +609,9 @@ def clause_reason(norm: str) -> str | None:
     if _build(t, _AUTHORITY, _CONFIG_ASK):
         return AUTHORITY_CLAIM
     # The reveal verbs are stems; the words that start with one are found once per distinct
-    # word, not once per occurrence.
-    if _build(
+    # word, not once per occurrence, and only when a second-person word (the build's anchor,
+    # without which `_build` answers False) is there.
+    if t.has(_SECOND_PERSON) and _build(
         t,
         _SECOND_PERSON_PART,
         (_reveal_foreign, _foreign_reveal_words(t)),

@@ -78,6 +78,11 @@ def _readable(decoded: str) -> bool:
 
 
 def _base64_texts(text: str) -> Iterator[str]:
+    # A run is 16 or more characters none of which is whitespace, so it lies inside one
+    # whitespace-separated token: text whose tokens are all shorter holds none, and the regex
+    # (which tries every letter) need not run.
+    if len(text) < 16 or max(map(len, text.split()), default=0) < 16:
+        return
     for m in _regex(_BASE64).finditer(text):
         run = m.group(0)
         body = run.rstrip("=")
