@@ -63,11 +63,6 @@ import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 
-# The standard library's own regex parser, to read what a pattern's matches start with; `re`
-# has loaded both already, so importing them costs nothing.
-from re import _constants as _sre  # type: ignore[attr-defined]
-from re import _parser as _sre_parser  # type: ignore[attr-defined]
-
 from tactful.core.memory.injection_clauses import clause_reason
 from tactful.core.memory.injection_decoding import decodings
 from tactful.core.memory.injection_hidden import hidden_characters
@@ -140,8 +135,18 @@ class _Regex:
 
 _STARTS_MAX = 1024
 _READ_AFTER = 64
-_ZERO_WIDTH = (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT)
-_REPEATS = (_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT)
+# The standard library's own regex parser, to read what a pattern's matches start with; `re`
+# has loaded both already, so importing them costs nothing. They are internals: a Python that
+# moved or renamed them leaves every regex without its gate (the same verdicts, as before the
+# gates), never a guard that fails to import.
+try:
+    from re import _constants as _sre  # type: ignore[attr-defined]
+    from re import _parser as _sre_parser  # type: ignore[attr-defined]
+
+    _ZERO_WIDTH = (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT)
+    _REPEATS = (_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT)
+except (ImportError, AttributeError):  # another Python's internals
+    _sre_parser = None
 
 
 def _exact(items: list[tuple[Any, Any]]) -> set[str] | None:
@@ -209,13 +214,15 @@ def _needed_strings(source: str, flags: int = 0) -> tuple[str, ...] | None:
     """Strings one of which every match of `source` starts with (and so holds), or None when
     that is not known (a match may start with anything, or the pattern ignores case).
     tests/test_injection_fast_paths.py checks them against every match on its corpora."""
+    if _sre_parser is None:
+        return None
     try:
         tree = _sre_parser.parse(source, flags)
-    except Exception:  # noqa: BLE001 — the parser is the standard library's own; unsure: no gate
+        if tree.state.flags & ~re.UNICODE:
+            return None
+        found = _prefixes(list(tree))
+    except Exception:  # noqa: BLE001 — the standard library's internals; unsure: no gate
         return None
-    if tree.state.flags & ~re.UNICODE:
-        return None
-    found = _prefixes(list(tree))
     if not found or "" in found:
         return None
     return tuple(sorted(found))
