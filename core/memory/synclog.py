@@ -193,7 +193,7 @@ class _Pending:
 _GATED = frozenset({"me", "they", "redacted", "withheld", "_their_redacted"})
 
 
-# The privacy gate is most of a first sync's work (a few hundred microseconds per text). Each
+# The privacy gate is much of a first sync's work (about a hundred microseconds per text). Each
 # distinct text is screened once per sync (a log repeats itself: the same thanks, the same
 # answer to many), and when thousands are known to be needed ahead (people not on file yet,
 # my posts) they are screened in helper processes, one per core beside this one, while the log
