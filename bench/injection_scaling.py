@@ -117,20 +117,9 @@ def growth_texts(judge: Callable[[str], str | None], size: int) -> dict[str, str
 
 def persona_texts(count: int) -> list[str]:
     """The first `count` distinct texts of the sync-log bench's events, in order."""
-    from datetime import UTC, datetime, timedelta
+    from sync_log import distinct_texts
 
-    from sync_log import Generator
-
-    seen: dict[str, None] = {}
-    generator = Generator(10_000)
-    while len(seen) < count:
-        for event in generator.events(5_000, datetime(2026, 1, 1, tzinfo=UTC),
-                                      timedelta(days=30)):
-            for key in ("text", "they"):
-                text = event.get(key)
-                if isinstance(text, str):
-                    seen[text] = None
-    return list(seen)[:count]
+    return distinct_texts(count)
 
 
 def best(fn: Callable[[str], object], text: str, repeat: int) -> float:

@@ -48,7 +48,6 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from datetime import datetime, timedelta
 from pathlib import Path
 
 from earlier_trees import (
@@ -167,17 +166,11 @@ PERSONA_TEXTS = 20_000
 
 def persona_texts() -> list[str]:
     """The distinct texts a `tactful sync-log` of the bench's log screens, as it scrubs them."""
-    from sync_log import Generator
+    from sync_log import distinct_texts
 
     from tactful.core.memory.text import one_line
 
-    events = Generator(10_000).events(4 * PERSONA_TEXTS, datetime(2026, 1, 1),
-                                      timedelta(days=300))
-    texts = dict.fromkeys(
-        one_line(value) for event in events for field in ("text", "they")
-        if isinstance(value := event.get(field), str)
-    )
-    return list(texts)[:PERSONA_TEXTS]
+    return list(dict.fromkeys(one_line(text) for text in distinct_texts(PERSONA_TEXTS)))
 
 
 def worker(path: Path) -> None:

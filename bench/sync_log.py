@@ -96,6 +96,20 @@ class Generator:
         return [self.event(start + step * n) for n in range(count)]
 
 
+def distinct_texts(count: int, people: int = 10_000) -> list[str]:
+    """The first `count` distinct texts ("text" and "they") of this bench's events, in order:
+    what a sync-log of its log screens (the privacy benches time their checks on them)."""
+    seen: dict[str, None] = {}
+    generator = Generator(people)
+    while len(seen) < count:
+        for record in generator.events(5_000, datetime(2026, 1, 1, tzinfo=TZ), timedelta(days=30)):
+            for key in ("text", "they"):
+                text = record.get(key)
+                if isinstance(text, str):
+                    seen[text] = None
+    return list(seen)[:count]
+
+
 def run(home: Path, code: Path | None = None) -> tuple[float, float, str]:
     """Wall seconds, CPU seconds (the command and any helper process it waited for: on a
     shared, loaded machine the steadier figure), and what it printed. `code`: a folder whose
